@@ -1,0 +1,74 @@
+# airtcp: TCP over lossy wireless links.
+#
+#   make run    build everything and run the default experiment (README)
+#   make test   every unit test, then the integration tests (in the VM here)
+#
+# Both do their own set-up through `make deps`.  V=1 shows every command.
+
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+AIRTCP := $(VENV)/bin/airtcp
+PYTEST := $(PY) -m pytest
+
+# The kernel modules are built for: the VM's kernel on the vm backend,
+# the running one on a native host (airtcp decides, and says why).
+KVER ?= $(shell $(AIRTCP) backend --kernel-release 2>/dev/null || uname -r)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+SUBDIRS_BUILD := $(wildcard pep-daemon/Makefile kmod/Makefile)
+
+.PHONY: help deps build run test unit integration lint clean distclean
+
+help:
+	@echo "make deps         install Debian packages and .venv (idempotent)"
+	@echo "make run          build and run the default experiment; table + plot in results/"
+	@echo "make test         lint, unit tests, then integration tests (VM unless native)"
+	@echo "make unit         unit tests only (no root, no VM)"
+	@echo "make integration  integration tests only"
+	@echo "make lint         ruff + mypy (and the C/kernel style checks of each part)"
+	@echo "make clean        remove build outputs; \`airtcp clean\` removes test leftovers"
+
+deps:
+	$(Q)scripts/deps.sh
+
+build: deps
+ifneq ($(wildcard pep-daemon/Makefile),)
+	$(Q)$(MAKE) -s -C pep-daemon
+endif
+ifneq ($(wildcard kmod/Makefile),)
+	$(Q)$(MAKE) -s -C kmod KVER=$(KVER)
+endif
+
+run: build
+	$(Q)$(AIRTCP) run $(RUN_ARGS)
+
+test: lint unit integration
+
+unit: build
+	$(Q)$(PYTEST) tests/unit -q
+
+integration: build
+	$(Q)$(AIRTCP) exec -- $(PY) -m pytest tests/integration -v -p no:cacheprovider $(PYTEST_ARGS)
+
+lint: deps
+	$(Q)$(VENV)/bin/ruff check testbed tests
+	$(Q)$(VENV)/bin/ruff format --check testbed tests
+	$(Q)$(VENV)/bin/mypy --no-error-summary
+
+clean:
+ifneq ($(wildcard pep-daemon/Makefile),)
+	$(Q)$(MAKE) -s -C pep-daemon clean
+endif
+ifneq ($(wildcard kmod/Makefile),)
+	$(Q)$(MAKE) -s -C kmod clean
+endif
+	$(Q)find . -name __pycache__ -prune -exec rm -rf {} +
+
+distclean: clean
+	$(Q)rm -rf $(VENV) results

@@ -1,0 +1,248 @@
+"""Where experiments run: natively, or inside a VM with Debian's kernel.
+
+native: a Linux host where we are root, sch_netem exists and our modules can
+        be loaded (a lab box, an access point).
+vm:     anything else (containers, CI, a kernel without netem): Debian's
+        stock kernel boots under QEMU via virtme-ng with the host's files;
+        the same ``airtcp`` command runs inside with ``--backend native`` and
+        writes its results into a directory shared read-write with the host.
+
+The decision is a pure function of probed facts so that it can be tested
+with a table of cases.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import BackendError
+from .paths import REPO_ROOT, VENV_DIR
+
+IN_VM_ENV = "AIRTCP_IN_VM"
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    euid: int
+    kernel_release: str
+    netem: bool
+    netem_detail: str
+    modules: bool
+    modules_detail: str
+    in_vm: bool = False
+
+
+@dataclass(frozen=True)
+class Choice:
+    backend: str
+    reason: str
+
+
+def choose(requested: str, facts: HostFacts) -> Choice:
+    """Pick the backend; ``requested`` is auto, native or vm."""
+    if requested not in ("auto", "native", "vm"):
+        raise BackendError(f"--backend {requested!r}: expected auto, native or vm")
+    problems = []
+    if facts.euid != 0:
+        problems.append(f"not root (uid {facts.euid})")
+    if not facts.netem:
+        problems.append(f"no sch_netem ({facts.netem_detail})")
+    if not facts.modules:
+        problems.append(f"modules cannot be loaded ({facts.modules_detail})")
+    where = "inside the airtcp VM" if facts.in_vm else f"kernel {facts.kernel_release}"
+    if requested == "vm":
+        return Choice("vm", "requested with --backend vm")
+    if requested == "native":
+        if problems:
+            raise BackendError(f"native backend impossible here ({where}): {'; '.join(problems)}")
+        return Choice("native", f"requested with --backend native ({where})")
+    if problems:
+        return Choice("vm", f"{where}: {'; '.join(problems)}")
+    return Choice("native", f"{where}: root, sch_netem works, modules loadable")
+
+
+def _modules_state(release: str) -> tuple[bool, str]:
+    try:
+        cmdline = Path("/proc/cmdline").read_text().split()
+    except OSError:
+        cmdline = []
+    if "nomodule" in cmdline:
+        return False, "'nomodule' on the kernel command line"
+    try:
+        if Path("/proc/sys/kernel/modules_disabled").read_text().strip() != "0":
+            return False, "kernel.modules_disabled = 1"
+    except OSError:
+        return False, "no /proc/sys/kernel/modules_disabled: kernel without module support"
+    if not Path(f"/lib/modules/{release}").is_dir():
+        return False, f"no /lib/modules/{release}"
+    return True, "ok"
+
+
+def _netem_state(euid: int) -> tuple[bool, str]:
+    """Probe for real: add a netem qdisc in a scratch namespace."""
+    if euid != 0:
+        return False, "cannot probe without root"
+    if shutil.which("tc") is None or shutil.which("ip") is None:
+        return False, "iproute2 not installed"
+    name = f"airtcp-{os.getpid()}-probe"
+    try:
+        subprocess.run(["ip", "netns", "add", name], check=True, capture_output=True, timeout=10)
+    except (subprocess.SubprocessError, OSError) as exc:
+        return False, f"cannot create a network namespace: {exc}"
+    try:
+        done = subprocess.run(
+            ["ip", "netns", "exec", name, "tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+        if done.returncode != 0:
+            return False, (done.stderr.strip().splitlines() or ["tc failed"])[-1]
+        return True, "ok"
+    finally:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=10)
+
+
+def probe_host() -> HostFacts:
+    euid = os.geteuid()
+    release = os.uname().release
+    netem, netem_detail = _netem_state(euid)
+    modules, modules_detail = _modules_state(release)
+    return HostFacts(euid, release, netem, netem_detail, modules, modules_detail, os.environ.get(IN_VM_ENV) == "1")
+
+
+# ---------------------------------------------------------------- the VM
+
+
+@dataclass(frozen=True)
+class VmKernel:
+    release: str
+    image: Path
+    build_dir: Path
+
+
+def _release_key(release: str) -> list[object]:
+    parts: list[object] = []
+    for chunk in release.replace("-", ".").split("."):
+        parts.append((0, int(chunk), "") if chunk.isdigit() else (1, 0, chunk))
+    return parts
+
+
+def find_vm_kernel(release: str | None = None) -> VmKernel:
+    """Debian's stock kernel (image + headers), newest unless named."""
+    releases = (
+        [release]
+        if release
+        else sorted(
+            (p.name for p in Path("/lib/modules").glob("*-amd64") if p.is_dir()), key=_release_key, reverse=True
+        )
+    )
+    for rel in releases:
+        image = Path(f"/boot/vmlinuz-{rel}")
+        if image.is_file():
+            build = Path(f"/lib/modules/{rel}/build")
+            if not build.is_dir():
+                raise BackendError(
+                    f"VM kernel {rel} has no headers at {build}: apt-get install linux-headers-{rel} (or `make deps`)"
+                )
+            return VmKernel(rel, image, build)
+    if release:
+        raise BackendError(
+            f"VM kernel {release!r} not installed (no /boot/vmlinuz-{release}): apt-get install linux-image-{release}"
+        )
+    raise BackendError("no VM kernel: apt-get install linux-image-amd64 linux-headers-amd64 (or run `make deps`)")
+
+
+def _vng() -> Path:
+    vng = VENV_DIR / "bin" / "vng"
+    if not vng.exists():
+        raise BackendError(f"virtme-ng missing ({vng}): run `make deps` (pip install virtme-ng into .venv)")
+    return vng
+
+
+def check_vm_tools() -> Path:
+    if shutil.which("qemu-system-x86_64") is None:
+        raise BackendError("qemu-system-x86_64 not found: apt-get install qemu-system-x86 (or `make deps`)")
+    if not (Path("/bin/busybox").exists() or Path("/usr/bin/busybox").exists()):
+        raise BackendError("virtme-ng needs a static busybox: apt-get install busybox-static (or `make deps`)")
+    return _vng()
+
+
+@dataclass(frozen=True)
+class VmOptions:
+    kernel: str | None = None
+    cpus: int = 2
+    memory: str = "2G"
+
+
+def vm_argv(
+    kernel: VmKernel, command: Sequence[str], rwdirs: Sequence[Path], env: dict[str, str], opts: VmOptions
+) -> list[str]:
+    """The virtme-ng command line that runs ``command`` in the guest.
+
+    Software emulation (--disable-kvm): /dev/kvm exists on CI machines but
+    a stock kernel hangs under it (nested PVM); 9p for the root file system.
+    """
+    guest = shlex.join(["env", *[f"{k}={v}" for k, v in sorted(env.items())], *command])
+    argv = [
+        str(_vng()),
+        "--run",
+        str(kernel.image),
+        "--disable-kvm",
+        "--force-9p",
+        "--cpus",
+        str(opts.cpus),
+        "--memory",
+        opts.memory,
+    ]
+    for rwdir in rwdirs:
+        argv.append(f"--rwdir={rwdir}")
+    argv += ["--exec", guest]
+    return argv
+
+
+def run_in_vm(command: Sequence[str], *, rwdirs: Sequence[Path], env: dict[str, str], opts: VmOptions) -> int:
+    """Boot the VM, run the command, return its exit status.
+
+    The guest sees the host's files; only ``rwdirs`` are writable and
+    persist.  A Ctrl-C or SIGTERM here kills the whole VM, which takes every
+    namespace and process of the run with it.
+    """
+    check_vm_tools()
+    kernel = find_vm_kernel(opts.kernel)
+    dirs = [REPO_ROOT, *[d for d in rwdirs if not d.resolve().is_relative_to(REPO_ROOT.resolve())]]
+    for directory in dirs:
+        directory.mkdir(parents=True, exist_ok=True)
+    argv = vm_argv(kernel, command, dirs, {IN_VM_ENV: "1", **env}, opts)
+    host_env = dict(os.environ)
+    host_env["PATH"] = f"{VENV_DIR / 'bin'}:{host_env.get('PATH', '')}"
+    print(f"airtcp: booting {kernel.release} under QEMU (software emulation, about 20 s)...", flush=True)
+    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=host_env, stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def _terminate(signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def guest_python() -> str:
+    """The project's interpreter, by absolute path (the guest's PATH differs)."""
+    python = VENV_DIR / "bin" / "python"
+    if not python.exists():
+        raise BackendError(f"{python} missing: run `make deps`")
+    return str(python)

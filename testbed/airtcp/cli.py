@@ -1,0 +1,288 @@
+"""The ``airtcp`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from . import backend as be
+from . import experiment as ex
+from . import netns, report
+from . import result as res
+from .errors import AirtcpError
+from .paths import EXPERIMENT_DIR, REPO_ROOT, RESULTS_DIR
+from .profile import DIRECTIONS, available_profiles, load_profile
+from .scheme import available_schemes, available_senders, load_scheme, load_sender
+from .tomlfile import available
+from .topology import plan_links
+
+
+def _add_backend_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("backend")
+    group.add_argument(
+        "--backend",
+        default="auto",
+        choices=("auto", "native", "vm"),
+        help="where to run: this host (native) or Debian's kernel under QEMU (vm); auto picks and says why",
+    )
+    group.add_argument(
+        "--vm-kernel", metavar="RELEASE", help="kernel release to boot in the VM (default: newest *-amd64)"
+    )
+    group.add_argument("--vm-cpus", type=int, default=2, metavar="N", help="virtual CPUs of the VM (default 2)")
+    group.add_argument("--vm-memory", default="2G", metavar="SIZE", help="memory of the VM (default 2G)")
+
+
+def _vm_options(args: argparse.Namespace) -> be.VmOptions:
+    return be.VmOptions(kernel=args.vm_kernel, cpus=args.vm_cpus, memory=args.vm_memory)
+
+
+def _choose(args: argparse.Namespace) -> be.Choice:
+    choice = be.choose(args.backend, be.probe_host())
+    if os.environ.get(be.IN_VM_ENV) == "1":
+        return be.Choice("vm", os.environ.get("AIRTCP_BACKEND_REASON", "inside the airtcp VM"))
+    print(f"airtcp: backend {choice.backend}: {choice.reason}", flush=True)
+    return choice
+
+
+def _kernel_release(choice: be.Choice, args: argparse.Namespace) -> str:
+    if choice.backend == "vm" and os.environ.get(be.IN_VM_ENV) != "1":
+        return be.find_vm_kernel(args.vm_kernel).release
+    return os.uname().release
+
+
+def _build(release: str) -> None:
+    """Build daemons and modules for exactly the kernel that will run them."""
+    if os.environ.get(be.IN_VM_ENV) == "1":
+        return  # built on the host before the VM booted; the guest only runs
+    done = subprocess.run(["make", "-s", "-C", str(REPO_ROOT), "build", f"KVER={release}"], check=False)
+    if done.returncode != 0:
+        raise AirtcpError(f"build for kernel {release} failed (make build KVER={release}); see the output above")
+
+
+def _in_guest(args: argparse.Namespace, choice: be.Choice, command: list[str], rwdirs: Sequence[Path] = ()) -> int:
+    from .metadata import GIT_ENV, git_describe
+
+    env = {"AIRTCP_BACKEND_REASON": choice.reason, GIT_ENV: git_describe(), "PYTHONUNBUFFERED": "1"}
+    return be.run_in_vm(command, rwdirs=rwdirs, env=env, opts=_vm_options(args))
+
+
+# ---------------------------------------------------------------- run
+
+
+def _default_out(name: str) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return RESULTS_DIR / f"{name}-{stamp}.json"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    overrides = ex.Overrides(
+        profile=args.profile,
+        schemes=[s for s in args.scheme.split(",") if s] if args.scheme else None,
+        senders=[s for s in args.sender.split(",") if s] if args.sender else None,
+        duration=args.duration,
+        runs=args.runs,
+        ipv6=True if args.ipv6 else None,
+    )
+    # Validate every input before booting anything.
+    exp = ex.load_experiment(args.experiment, overrides)
+    out = Path(args.out).resolve() if args.out else _default_out(exp.name)
+    if out.suffix != ".json":
+        out = out / _default_out(exp.name).name
+    choice = _choose(args)
+    _build(_kernel_release(choice, args))
+    if os.environ.get(be.IN_VM_ENV) != "1":
+        print(
+            f"airtcp: experiment {exp.name}: {len(exp.cases)} case(s) x {exp.runs} run(s) x {exp.duration_s:g} s "
+            f"over profile {exp.profile.name} -> {out}",
+            flush=True,
+        )
+    if choice.backend == "vm" and os.environ.get(be.IN_VM_ENV) != "1":
+        guest = [
+            be.guest_python(),
+            "-m",
+            "airtcp",
+            *sys.argv[1:],
+            "--backend",
+            "native",
+            "--out",
+            str(out),
+            "--no-report",
+        ]
+        status = _in_guest(args, choice, guest, [out.parent])
+    else:
+        netns.require_root("the native backend")
+        status = _run_native(exp, out, choice)
+    if not args.no_report and out.exists():
+        _report_file(out, args.baseline, plot=not args.no_plot)
+    return status
+
+
+def _run_native(exp: ex.Experiment, out: Path, choice: be.Choice) -> int:
+    try:
+        doc = ex.run_experiment(exp, out, choice.backend, choice.reason)
+    except KeyboardInterrupt:
+        print(f"airtcp: interrupted; finished runs are saved in {out}", file=sys.stderr)
+        return 130
+    failed = sum(1 for case in doc["cases"] for run in case["runs"] if run.get("error"))
+    if failed:
+        print(f"airtcp: {failed} run(s) failed; their errors are in {out}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _report_file(path: Path, baseline: str | None, plot: bool) -> Path | None:
+    doc = res.load(path)
+    print()
+    print(report.describe(doc))
+    print(report.table(doc, baseline))
+    print(f"\nresult file: {path}")
+    if plot:
+        png = report.plot(doc, path.with_suffix(".png"))
+        print(f"plot:        {png}")
+        return png
+    return None
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    for name in args.files:
+        _report_file(Path(name), args.baseline, plot=not args.no_plot)
+    return 0
+
+
+# ---------------------------------------------------------------- others
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    netns.require_root("airtcp clean")
+    netns.clean(force=args.force)
+    return 0
+
+
+def cmd_backend(args: argparse.Namespace) -> int:
+    choice = be.choose(args.backend, be.probe_host())
+    if args.kernel_release:
+        print(_kernel_release(choice, args))
+    else:
+        print(f"{choice.backend}: {choice.reason}")
+    return 0
+
+
+def cmd_exec(args: argparse.Namespace) -> int:
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise AirtcpError("airtcp exec: no command given (airtcp exec -- CMD ...)")
+    choice = _choose(args)
+    _build(_kernel_release(choice, args))
+    if choice.backend == "vm" and os.environ.get(be.IN_VM_ENV) != "1":
+        return _in_guest(args, choice, command)
+    return subprocess.run(command, check=False).returncode
+
+
+def cmd_profiles(args: argparse.Namespace) -> int:
+    for name in available_profiles():
+        print(f"{name:32} {load_profile(name).description}")
+    return 0
+
+
+def cmd_profile_show(args: argparse.Namespace) -> int:
+    profile = load_profile(args.name)
+    print(f"# {profile.name}: {profile.description}")
+    for link in plan_links(profile):
+        for direction in DIRECTIONS:
+            end = link.egress(direction)
+            argv = ["tc", "qdisc", "replace", "dev", end.dev, "root", "netem"]
+            argv += profile.links[link.name].direction(direction).netem_args()
+            print(f"[{end.role}] {' '.join(argv)}    # {link.name} {direction}")
+    return 0
+
+
+def cmd_list(kind: str) -> int:
+    if kind == "schemes":
+        for name in available_schemes():
+            scheme = load_scheme(name)
+            print(f"{name:24} {scheme.description} (senders: {', '.join(scheme.senders)})")
+    elif kind == "senders":
+        for name in available_senders():
+            print(f"{name:24} {load_sender(name).description}")
+    else:
+        for name in available(EXPERIMENT_DIR):
+            print(f"{name:24} {ex.load_experiment(name).description}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="airtcp",
+        description="TCP over lossy wireless links: namespace testbeds, link profiles, schemes, results.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    run = sub.add_parser("run", help="run an experiment and report it")
+    run.add_argument("--experiment", default="default", help="experiment name or .toml file (default: default)")
+    run.add_argument("--profile", help="link profile name or .toml file (overrides the experiment's)")
+    run.add_argument("--scheme", help="comma-separated schemes (default: the experiment's)")
+    run.add_argument("--sender", help="comma-separated senders (default: each scheme's own list)")
+    run.add_argument("--duration", help="transfer length with unit, e.g. 20s")
+    run.add_argument("--runs", type=int, help="runs per case (median and confidence interval over them)")
+    run.add_argument("--ipv6", action="store_true", help="transfer over IPv6 instead of IPv4")
+    run.add_argument("--out", help="result file (.json) or directory (default: results/NAME-STAMP.json)")
+    run.add_argument("--baseline", help="case the table's ratios refer to, e.g. stock/cubic")
+    run.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
+    run.add_argument("--no-report", action="store_true", help=argparse.SUPPRESS)
+    _add_backend_args(run)
+    run.set_defaults(func=cmd_run)
+
+    rep = sub.add_parser("report", help="tables and plots from result files (no traffic)")
+    rep.add_argument("files", nargs="+", metavar="FILE")
+    rep.add_argument("--baseline", help="case the ratios refer to")
+    rep.add_argument("--no-plot", action="store_true")
+    rep.set_defaults(func=cmd_report)
+
+    clean = sub.add_parser("clean", help="remove namespaces and processes left by a crashed run")
+    clean.add_argument("--force", action="store_true", help="also remove those of runs still alive")
+    clean.set_defaults(func=cmd_clean)
+
+    bk = sub.add_parser("backend", help="say which backend would run here and why")
+    bk.add_argument("--kernel-release", action="store_true", help="print the kernel release modules are built for")
+    _add_backend_args(bk)
+    bk.set_defaults(func=cmd_backend)
+
+    exe = sub.add_parser("exec", help="run a command in the backend (inside the VM for vm)")
+    _add_backend_args(exe)
+    exe.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
+    exe.set_defaults(func=cmd_exec)
+
+    sub.add_parser("profiles", help="list link profiles").set_defaults(func=cmd_profiles)
+    prof = sub.add_parser("profile", help="inspect a link profile")
+    prof_sub = prof.add_subparsers(dest="profile_command", metavar="ACTION", required=True)
+    show = prof_sub.add_parser("show", help="print the tc commands a profile compiles to")
+    show.add_argument("name")
+    show.set_defaults(func=cmd_profile_show)
+    sub.add_parser("schemes", help="list schemes").set_defaults(func=lambda a: cmd_list("schemes"))
+    sub.add_parser("senders", help="list sender presets").set_defaults(func=lambda a: cmd_list("senders"))
+    sub.add_parser("experiments", help="list experiments").set_defaults(func=lambda a: cmd_list("experiments"))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except AirtcpError as exc:
+        print(f"airtcp: error: {exc}", file=sys.stderr)
+        return exc.exit_status
+    except KeyboardInterrupt:
+        print("airtcp: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

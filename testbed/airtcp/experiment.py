@@ -1,0 +1,287 @@
+"""Experiments: which profile, which (scheme, sender) cases, how long, how often.
+
+An experiment is data (``testbed/experiments/*.toml``), overridable from the
+command line.  Runs are interleaved (run 1 of every case, then run 2 ...) so
+that slow drift of the machine spreads over all cases instead of biasing
+one of them.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import iperf, metadata, result, ss
+from .components import Component
+from .errors import AirtcpError, ConfigError
+from .paths import EXPERIMENT_DIR
+from .proc import Background, poll_until, run
+from .profile import Profile, load_profile
+from .scheme import Scheme, Sender, available_schemes, load_scheme, load_sender
+from .tomlfile import check_keys, load_named, text
+from .topology import Topology
+from .units import parse_count, parse_duration, parse_size
+
+EXPERIMENT_KEYS = ("description", "profile", "duration", "runs", "schemes", "senders", "transfer", "ipv6")
+TRANSFER_KEYS = ("mss", "window", "ss_interval")
+DEFAULT_SS_INTERVAL_S = 0.25
+
+
+@dataclass
+class Overrides:
+    """Command-line values that replace the experiment file's."""
+
+    profile: str | None = None
+    schemes: list[str] | None = None
+    senders: list[str] | None = None
+    duration: str | None = None
+    runs: int | None = None
+    ipv6: bool | None = None
+
+
+@dataclass
+class Experiment:
+    name: str
+    description: str
+    profile: Profile
+    cases: list[tuple[Scheme, Sender]]
+    duration_s: float
+    runs: int
+    mss: int | None = None
+    window: int | None = None
+    ss_interval_s: float = DEFAULT_SS_INTERVAL_S
+    ipv6: bool = False
+    source: str = ""
+    raw: dict[str, object] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "source": self.source,
+            "profile": self.profile.to_json(),
+            "duration_s": self.duration_s,
+            "runs": self.runs,
+            "mss": self.mss,
+            "window": self.window,
+            "ss_interval_s": self.ss_interval_s,
+            "ip_version": 6 if self.ipv6 else 4,
+            "cases": [{"scheme": s.name, "sender": t.name} for s, t in self.cases],
+            "schemes": {s.name: s.to_json() for s, _ in self.cases},
+            "senders": {t.name: t.to_json() for _, t in self.cases},
+        }
+
+
+def _names(where: str, key: str, value: object) -> list[str]:
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ConfigError(where, key, value, "expected a list of names or 'all'")
+
+
+def load_experiment(name_or_path: str, overrides: Overrides | None = None) -> Experiment:
+    name, data, where = load_named("experiment", EXPERIMENT_DIR, name_or_path, "--experiment")
+    return parse_experiment(name, data, where, overrides or Overrides())
+
+
+def parse_experiment(name: str, data: Mapping[str, object], where: str, over: Overrides) -> Experiment:
+    check_keys(where, "", data, EXPERIMENT_KEYS)
+    profile = load_profile(over.profile or text(where, "profile", data.get("profile")))
+    duration_where = "--duration" if over.duration else where
+    duration = parse_duration(
+        duration_where, "duration", over.duration or data.get("duration", "20s"), allow_zero=False
+    )
+    runs_where = "--runs" if over.runs is not None else where
+    runs = parse_count(runs_where, "runs", over.runs if over.runs is not None else data.get("runs", 1), minimum=1)
+    scheme_names = over.schemes or _names(where, "schemes", data.get("schemes", "all"))
+    if scheme_names == ["all"]:
+        scheme_names = available_schemes()
+    sender_override = over.senders or (_names(where, "senders", data["senders"]) if "senders" in data else None)
+    cases: list[tuple[Scheme, Sender]] = []
+    senders: dict[str, Sender] = {}
+    for scheme_name in scheme_names:
+        scheme = load_scheme(scheme_name)
+        for sender_name in sender_override or scheme.senders:
+            if sender_name not in senders:
+                senders[sender_name] = load_sender(sender_name)
+            cases.append((scheme, senders[sender_name]))
+    transfer = data.get("transfer", {})
+    if not isinstance(transfer, Mapping):
+        raise ConfigError(where, "transfer", transfer, "expected a table")
+    check_keys(where, "transfer.", transfer, TRANSFER_KEYS)
+    mss = parse_size(where, "transfer.mss", transfer["mss"]) if "mss" in transfer else None
+    window = parse_size(where, "transfer.window", transfer["window"]) if "window" in transfer else None
+    ss_interval = parse_duration(where, "transfer.ss_interval", transfer.get("ss_interval", "250ms"))
+    ipv6 = over.ipv6 if over.ipv6 is not None else bool(data.get("ipv6", False))
+    return Experiment(
+        name=name,
+        description=text(where, "description", data.get("description")),
+        profile=profile,
+        cases=cases,
+        duration_s=duration,
+        runs=runs,
+        mss=mss,
+        window=window,
+        ss_interval_s=ss_interval,
+        ipv6=ipv6,
+        source=where,
+        raw=dict(data),
+    )
+
+
+# ---------------------------------------------------------------- running
+
+Progress = Callable[[str], None]
+
+
+def _available_cc() -> set[str]:
+    try:
+        return set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
+    except OSError:
+        return set()
+
+
+def prepare(exp: Experiment) -> None:
+    """Load the kernel modules every case needs, before the first run.
+
+    Failing here, before any traffic, keeps a typo in a sender file from
+    surfacing as a failed run twenty minutes into a sweep.
+    """
+    needed: set[str] = set()
+    for scheme, sender in exp.cases:
+        if sender.congestion_control not in _available_cc():
+            needed.add(f"tcp_{sender.congestion_control}")
+        for component in scheme.instantiate():
+            needed.update(component.requirements())
+    for module in sorted(needed):
+        try:
+            run(["modprobe", module])
+        except AirtcpError:
+            raise AirtcpError(f"cannot load kernel module {module} (needed by this experiment)") from None
+    for _scheme, sender in exp.cases:
+        if sender.congestion_control not in _available_cc():
+            raise ConfigError(
+                sender.source,
+                "congestion_control",
+                sender.congestion_control,
+                "not available in this kernel (tcp_available_congestion_control)",
+            )
+
+
+def _listening(topo: Topology, port: int) -> bool | None:
+    out = topo.host("wh").run(["ss", "-Hltn", f"sport = :{port}"], check=False)
+    return True if out.strip() else None
+
+
+def _nstat(topo: Topology) -> dict[str, object]:
+    counters: dict[str, object] = {}
+    for role in topo.roles:
+        out = topo.host(role).run(["nstat", "-as", "--json"], check=False)
+        try:
+            counters[role] = iperf.load_json(out, "nstat").get("kernel", {})
+        except AirtcpError:
+            counters[role] = {"raw": out}
+    return counters
+
+
+def run_once(exp: Experiment, scheme: Scheme, sender: Sender) -> dict[str, Any]:
+    """One transfer on a fresh topology; returns the run's record."""
+    record: dict[str, Any] = {"started": result.now_iso(), "error": None}
+    began = time.monotonic()
+    settings = iperf.TransferSettings(exp.duration_s, sender.congestion_control, exp.mss, exp.window)
+    started: list[Component] = []
+    background: list[Background] = []
+    with Topology(exp.profile) as topo:
+        try:
+            topo.host("s").set_sysctls({**sender.sysctls, "net.ipv4.tcp_congestion_control": sender.congestion_control})
+            for component in scheme.instantiate():
+                component.start(topo)
+                started.append(component)
+            record["sysctls"] = {role: topo.host(role).sysctls(r"^net\.ipv4\.tcp_") for role in ("s", "wh")}
+            server = topo.host("wh").spawn(iperf.server_argv(settings), name="iperf3 server")
+            background.append(server)
+            poll_until("the iperf3 server to listen", lambda: _listening(topo, settings.port), deadline_s=10)
+            sampler = ss.sampler(topo.host("s"), exp.ss_interval_s) if exp.ss_interval_s > 0 else None
+            if sampler:
+                background.append(sampler)
+            client = topo.host("s").spawn(
+                iperf.client_argv(topo.address("wh", "6" if exp.ipv6 else "4"), settings), name="iperf3 client"
+            )
+            background.append(client)
+            client.wait(timeout=exp.duration_s + 60)
+            server.wait(timeout=20)
+            for proc in background:
+                proc.stop()
+            # Raw text first: if parsing fails, the output is still in the file.
+            record["raw"] = {"iperf3_client": client.stdout, "iperf3_server": server.stdout}
+            if client.stderr.strip():
+                record["raw"]["iperf3_client_stderr"] = client.stderr
+            client_json = iperf.load_json(client.stdout, "iperf3 client")
+            server_json = iperf.load_json(server.stdout, "iperf3 server") if server.stdout.strip() else None
+            record["raw"].update(iperf3_client=client_json, iperf3_server=server_json)
+            record["transfer"] = iperf.parse_transfer(client_json, server_json).to_json()
+            if sampler:
+                record["raw"]["ss"] = sampler.stdout
+                record["series"] = {"ss": ss.parse_samples(sampler.stdout, settings.port)}
+            record["components"] = {c.kind: c.stats() for c in started}
+            record["nstat"] = _nstat(topo)
+            record["qdiscs"] = topo.qdiscs()
+        except AirtcpError as exc:
+            # Keep what was collected (raw output above all) beside the error.
+            record["error"] = str(exc)
+        finally:
+            for proc in background:
+                proc.stop()
+            for component in reversed(started):
+                component.stop()
+    record["wall_s"] = round(time.monotonic() - began, 2)
+    return record
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def run_experiment(exp: Experiment, out: Path, backend: str, reason: str, progress: Progress = print) -> dict[str, Any]:
+    """Run every case ``exp.runs`` times, saving the result after each run."""
+    prepare(exp)
+    doc = result.new_result(exp.to_json(), metadata.collect(backend, reason))
+    total = len(exp.cases) * exp.runs
+    step = 0
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        for index in range(exp.runs):
+            for scheme, sender in exp.cases:
+                step += 1
+                label = f"{scheme.name}/{sender.name}"
+                progress(f"[{step}/{total}] {label} run {index + 1}/{exp.runs}: {exp.duration_s:g} s transfer ...")
+                try:
+                    record = run_once(exp, scheme, sender)
+                except AirtcpError as exc:  # the topology itself failed
+                    record = {"started": result.now_iso(), "error": str(exc)}
+                if record["error"]:
+                    progress(f"      failed: {record['error']}")
+                else:
+                    t = record["transfer"]
+                    rtt = f"{t['mean_rtt_ms']:.1f} ms" if t.get("mean_rtt_ms") is not None else "-"
+                    progress(
+                        f"      {t['goodput_mbps']:.3f} Mbit/s, {t['retransmits']} retransmissions, "
+                        f"mean RTT {rtt} ({record['wall_s']:.0f} s)"
+                    )
+                record["index"] = index
+                result.case_entry(doc, scheme.name, sender.name)["runs"].append(record)
+                result.save(doc, out)
+        doc["complete"] = True
+    except KeyboardInterrupt:
+        doc["interrupted"] = True
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        doc["finished"] = result.now_iso()
+        result.save(doc, out)
+    return doc

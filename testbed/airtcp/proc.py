@@ -1,0 +1,113 @@
+"""Run external commands as argv lists; failures raise with their output.
+
+No shell strings: every command is an argv list, so values from profiles or
+flags can never be re-parsed by a shell.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from .errors import AirtcpError, CommandError
+
+T = TypeVar("T")
+
+VERBOSE = os.environ.get("AIRTCP_VERBOSE", "") not in ("", "0")
+
+
+def run(argv: Sequence[str], *, check: bool = True, timeout: float = 60.0, input_text: str | None = None) -> str:
+    """Run argv to completion and return its stdout."""
+    args = [str(a) for a in argv]
+    if VERBOSE:
+        print("+ " + " ".join(args), flush=True)
+    try:
+        done = subprocess.run(
+            args,
+            input=input_text,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            stdin=None if input_text is not None else subprocess.DEVNULL,
+        )
+    except FileNotFoundError:
+        raise AirtcpError(f"command not found: {args[0]} (run `make deps`)") from None
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        raise CommandError(args, -1, out, err or f"timed out after {timeout:g} s") from None
+    if check and done.returncode != 0:
+        raise CommandError(args, done.returncode, done.stdout, done.stderr)
+    return done.stdout
+
+
+class Background:
+    """A long-running process that is always reaped, even on Ctrl-C."""
+
+    def __init__(self, argv: Sequence[str], *, name: str) -> None:
+        self.argv = [str(a) for a in argv]
+        self.name = name
+        if VERBOSE:
+            print("+ & " + " ".join(self.argv), flush=True)
+        try:
+            # A new session so a Ctrl-C at the terminal reaches only us;
+            # we stop children ourselves, in order.
+            self.popen = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise AirtcpError(f"command not found: {self.argv[0]} (run `make deps`)") from None
+        self.stdout = ""
+        self.stderr = ""
+
+    def running(self) -> bool:
+        return self.popen.poll() is None
+
+    def wait(self, timeout: float) -> int:
+        """Wait for exit and collect output; raise CommandError on timeout."""
+        try:
+            self.stdout, self.stderr = self.popen.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise CommandError(self.argv, -1, self.stdout, f"{self.name} timed out after {timeout:g} s") from None
+        return self.popen.returncode
+
+    def stop(self, grace: float = 2.0) -> None:
+        """SIGTERM the whole process group, SIGKILL after a grace period."""
+        if self.popen.returncode is not None:
+            return
+        for sig, wait_s in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(self.popen.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                out, err = self.popen.communicate(timeout=wait_s)
+                self.stdout += out or ""
+                self.stderr += err or ""
+                return
+            except subprocess.TimeoutExpired:
+                continue
+        self.popen.wait(timeout=5.0)
+
+
+def poll_until(what: str, probe: Callable[[], T | None], *, deadline_s: float, interval_s: float = 0.05) -> T:
+    """Call probe until it returns a value other than None; raise at the deadline."""
+    end = time.monotonic() + deadline_s
+    while True:
+        value = probe()
+        if value is not None:
+            return value
+        if time.monotonic() >= end:
+            raise AirtcpError(f"timed out after {deadline_s:g} s waiting for {what}")
+        time.sleep(interval_s)

@@ -1,0 +1,177 @@
+"""Tables and plots from result files only (analysis never reruns traffic)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .stats import Summary, summarize
+
+
+@dataclass
+class CaseSummary:
+    label: str
+    runs: int
+    failed: int
+    goodput: Summary | None
+    retransmits: Summary | None
+    mean_rtt_ms: Summary | None
+    timeouts: Summary | None
+
+
+def _ok_runs(case: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [r for r in case.get("runs", []) if r.get("error") is None and r.get("transfer")]
+
+
+def _sender_counter(run: Mapping[str, Any], name: str) -> float | None:
+    """A sender-side nstat counter; nstat omits counters that are zero."""
+    counters = run.get("nstat", {}).get("s")
+    if not isinstance(counters, Mapping) or "raw" in counters:
+        return None
+    value = counters.get(name, 0)
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def _summary(values: Sequence[float | None]) -> Summary | None:
+    present = [v for v in values if v is not None]
+    return summarize(present) if present else None
+
+
+def summarize_case(case: Mapping[str, Any]) -> CaseSummary:
+    runs = _ok_runs(case)
+    return CaseSummary(
+        label=str(case.get("label")),
+        runs=len(runs),
+        failed=len(case.get("runs", [])) - len(runs),
+        goodput=_summary([r["transfer"]["goodput_mbps"] for r in runs]),
+        retransmits=_summary([r["transfer"]["retransmits"] for r in runs]),
+        mean_rtt_ms=_summary([r["transfer"].get("mean_rtt_ms") for r in runs]),
+        timeouts=_summary([_sender_counter(r, "TcpExtTCPTimeouts") for r in runs]),
+    )
+
+
+def summaries(result: Mapping[str, Any]) -> list[CaseSummary]:
+    return [summarize_case(c) for c in result["cases"]]
+
+
+def _fmt(summary: Summary | None, digits: int) -> str:
+    return "-" if summary is None else f"{summary.median:.{digits}f}"
+
+
+def _fmt_ci(summary: Summary | None) -> str:
+    if summary is None or summary.ci_low is None or summary.ci_level is None:
+        return ""
+    return f"[{summary.ci_low:.3f}, {summary.ci_high:.3f}] {summary.ci_level * 100:.0f}%"
+
+
+def table(result: Mapping[str, Any], baseline: str | None = None) -> str:
+    """A plain-text table; goodput ratios are against ``baseline``."""
+    rows = summaries(result)
+    base = next((r for r in rows if r.label == baseline), None) if baseline else None
+    if base is None:
+        base = next((r for r in rows if r.goodput), None)
+    header = [
+        "case",
+        "runs",
+        "goodput Mbit/s",
+        "median CI",
+        "vs " + (base.label if base else "-"),
+        "retx",
+        "RTT ms",
+        "RTOs",
+    ]
+    lines = [header]
+    for row in rows:
+        ratio = "-"
+        if row.goodput and base and base.goodput and base.goodput.median > 0:
+            ratio = f"{row.goodput.median / base.goodput.median:.2f}x"
+        runs = f"{row.runs}" + (f" ({row.failed} failed)" if row.failed else "")
+        lines.append(
+            [
+                row.label,
+                runs,
+                _fmt(row.goodput, 3),
+                _fmt_ci(row.goodput),
+                ratio,
+                _fmt(row.retransmits, 0),
+                _fmt(row.mean_rtt_ms, 1),
+                _fmt(row.timeouts, 0),
+            ]
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    out = []
+    for i, line in enumerate(lines):
+        out.append("  ".join(cell.ljust(widths[j]) if j == 0 else cell.rjust(widths[j]) for j, cell in enumerate(line)))
+        if i == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def describe(result: Mapping[str, Any]) -> str:
+    exp = result.get("experiment", {})
+    meta = result.get("metadata", {})
+    profile = exp.get("profile", {})
+    state = "complete" if result.get("complete") else ("interrupted" if result.get("interrupted") else "incomplete")
+    return (
+        f"experiment {exp.get('name')} ({state}): profile {profile.get('name')} - {profile.get('description')}\n"
+        f"{exp.get('duration_s')} s per run, backend {meta.get('backend')}, kernel {meta.get('kernel_release')}, "
+        f"airtcp {meta.get('git_describe')}"
+    )
+
+
+def _series(
+    run: Mapping[str, Any], key_ss: str, key_iperf: str, scale_iperf: float = 1.0
+) -> tuple[list[float], list[float]]:
+    """Prefer the finer ss samples; fall back to iperf3's intervals."""
+    ss_samples = run.get("series", {}).get("ss") or []
+    points = [(s["t"], s[key_ss]) for s in ss_samples if key_ss in s and isinstance(s[key_ss], (int, float))]
+    if points:
+        return [p[0] for p in points], [float(p[1]) for p in points]
+    intervals = run.get("transfer", {}).get("intervals") or []
+    points = [(s["t"], s[key_iperf] * scale_iperf) for s in intervals if key_iperf in s]
+    return [p[0] for p in points], [p[1] for p in points]
+
+
+def plot(result: Mapping[str, Any], path: Path) -> Path:
+    """Goodput per case (median, interval) and cwnd / RTT of each case's first run."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = summaries(result)
+    fig, (ax_bar, ax_cwnd, ax_rtt) = plt.subplots(3, 1, figsize=(9, 11), constrained_layout=True)
+    labels = [r.label for r in rows]
+    medians = [r.goodput.median if r.goodput else 0.0 for r in rows]
+    lower = [r.goodput.median - r.goodput.ci_low if r.goodput and r.goodput.ci_low is not None else 0.0 for r in rows]
+    upper = [r.goodput.ci_high - r.goodput.median if r.goodput and r.goodput.ci_high is not None else 0.0 for r in rows]
+    ax_bar.bar(range(len(rows)), medians, yerr=[lower, upper], capsize=4, color="tab:blue")
+    ax_bar.set_xticks(range(len(rows)), labels, rotation=20, ha="right")
+    ax_bar.set_ylabel("goodput (Mbit/s)")
+    exp = result.get("experiment", {})
+    profile = exp.get("profile", {})
+    ax_bar.set_title(f"{exp.get('name')}: {profile.get('name')}, {exp.get('duration_s')} s per run", fontsize=10)
+    for i, row in enumerate(rows):
+        if row.retransmits:
+            ax_bar.annotate(f"{row.retransmits.median:.0f} retx", (i, medians[i]), ha="center", va="bottom", fontsize=8)
+    for case in result["cases"]:
+        runs = _ok_runs(case)
+        if not runs:
+            continue
+        t, cwnd = _series(runs[0], "cwnd", "cwnd_bytes", 1 / 1448)
+        ax_cwnd.plot(t, cwnd, label=case["label"], linewidth=1)
+        t, rtt = _series(runs[0], "rtt_ms", "rtt_ms")
+        ax_rtt.plot(t, rtt, label=case["label"], linewidth=1)
+    ax_cwnd.set_ylabel("cwnd (segments)")
+    ax_rtt.set_ylabel("smoothed RTT (ms)")
+    ax_rtt.set_xlabel("time (s), first run of each case")
+    for ax in (ax_cwnd, ax_rtt):
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,84 @@
+"""The result file: one versioned JSON document per experiment.
+
+It holds everything needed to analyse the experiment without rerunning it:
+every parameter (profile, schemes, senders), the raw output of the tools,
+the parsed series and counters of every run, and the metadata of the
+machine.  It is rewritten atomically after every run, so an interrupted
+experiment keeps all finished runs (``"complete": false``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .errors import AirtcpError
+
+FORMAT = "airtcp-result"
+VERSION = 1
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_result(experiment: Mapping[str, object], metadata: Mapping[str, object]) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "experiment": dict(experiment),
+        "metadata": dict(metadata),
+        "started": now_iso(),
+        "finished": None,
+        "complete": False,
+        "interrupted": False,
+        "cases": [],
+    }
+
+
+def case_entry(result: dict[str, Any], scheme: str, sender: str) -> dict[str, Any]:
+    """The entry of one (scheme, sender) pair, created on first use."""
+    for case in result["cases"]:
+        if case["scheme"] == scheme and case["sender"] == sender:
+            return case  # type: ignore[no-any-return]
+    case = {"scheme": scheme, "sender": sender, "label": f"{scheme}/{sender}", "runs": []}
+    result["cases"].append(case)
+    return case
+
+
+def save(result: Mapping[str, object], path: Path) -> None:
+    """Write atomically: a reader never sees a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)  # mkstemp's 0600 would hide results from other users
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(result, handle, indent=1, sort_keys=False)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise AirtcpError(f"{path}: no such result file") from None
+    except json.JSONDecodeError as exc:
+        raise AirtcpError(f"{path}: not a JSON result file ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise AirtcpError(f"{path}: not an airtcp result file (format = {data.get('format')!r})")
+    if data.get("version") != VERSION:
+        raise AirtcpError(f"{path}: result format version {data.get('version')!r}; this airtcp reads {VERSION}")
+    if not isinstance(data.get("cases"), list):
+        raise AirtcpError(f"{path}: result file has no cases list")
+    return data

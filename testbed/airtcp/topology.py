@@ -1,0 +1,223 @@
+"""The emulated path: S -- [internet -- R --] wired -- BS -- wireless -- WH.
+
+``with Topology(profile) as topo:`` builds the namespaces, veth links,
+addresses, routes and netem qdiscs; leaving the block (normally, on an
+exception or on Ctrl-C) deletes all of it, including processes still running
+inside the namespaces.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from .errors import AirtcpError
+from .netns import Netns, ip_batch_root, kill_pids
+from .proc import run
+from .profile import DIRECTIONS, Profile
+
+# Roles: S = fixed host (TCP sender), R = optional router carrying the
+# "internet" link, BS = base station, WH = wireless host (TCP receiver).
+ROLES = ("s", "r", "bs", "wh")
+
+# Interfaces are named after the peer they lead to ("to-bs"); never a single
+# letter, which `ip` would parse as a keyword.
+#   link name -> (subnet index, left role, right role)
+_LINKS = {
+    "internet": (0, "s", "r"),
+    "wired": (1, "s", "bs"),  # left end becomes "r" when the router exists
+    "wireless": (2, "bs", "wh"),
+}
+
+# Sysctls on every host: no cached metrics between connections, IPv6 without
+# duplicate address detection (it would delay the first packets).
+_COMMON_SYSCTLS = {
+    "net.ipv4.tcp_no_metrics_save": 1,
+    "net.ipv6.conf.all.accept_dad": 0,
+    "net.ipv6.conf.default.accept_dad": 0,
+}
+_ROUTER_SYSCTLS = {"net.ipv4.ip_forward": 1, "net.ipv6.conf.all.forwarding": 1}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    role: str
+    dev: str
+    ipv4: str
+    ipv6: str
+
+
+@dataclass(frozen=True)
+class LinkEnds:
+    name: str
+    left: Endpoint  # the end towards S; its egress is the "down" direction
+    right: Endpoint  # the end towards WH; its egress is the "up" direction
+
+    def egress(self, direction: str) -> Endpoint:
+        return self.left if direction == "down" else self.right
+
+
+def plan_links(profile: Profile) -> list[LinkEnds]:
+    """Pure address and interface plan for a profile (unit-tested)."""
+    plan = []
+    for name, (index, left, right) in _LINKS.items():
+        if name not in profile.links:
+            continue
+        if name == "wired" and profile.has_router:
+            left = "r"
+        plan.append(
+            LinkEnds(
+                name,
+                Endpoint(left, f"to-{right}", f"10.10.{index}.1", f"fd00:10:{index}::1"),
+                Endpoint(right, f"to-{left}", f"10.10.{index}.2", f"fd00:10:{index}::2"),
+            )
+        )
+    return plan
+
+
+def plan_routes(links: list[LinkEnds]) -> dict[str, list[tuple[str, str, str]]]:
+    """Static routes per role as (family, destination, gateway).
+
+    The path is a chain, so every host routes towards S via its left
+    neighbour and towards WH via its right neighbour.
+    """
+    routes: dict[str, list[tuple[str, str, str]]] = {}
+    for i, link in enumerate(links):
+        left_subnets = [(f"10.10.{_LINKS[n.name][0]}.0/24", f"fd00:10:{_LINKS[n.name][0]}::/64") for n in links[:i]]
+        right_subnets = [
+            (f"10.10.{_LINKS[n.name][0]}.0/24", f"fd00:10:{_LINKS[n.name][0]}::/64") for n in links[i + 1 :]
+        ]
+        for v4, v6 in right_subnets:
+            routes.setdefault(link.left.role, []).extend([("4", v4, link.right.ipv4), ("6", v6, link.right.ipv6)])
+        for v4, v6 in left_subnets:
+            routes.setdefault(link.right.role, []).extend([("4", v4, link.left.ipv4), ("6", v6, link.left.ipv6)])
+    return routes
+
+
+class Topology:
+    """Namespaces, links and qdiscs for one run; a context manager."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.links = plan_links(profile)
+        self.hosts: dict[str, Netns] = {}
+
+    def __enter__(self) -> Topology:
+        try:
+            self._build()
+        except BaseException:
+            self.teardown()
+            raise
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.teardown()
+
+    @property
+    def roles(self) -> list[str]:
+        return [r for r in ROLES if r in self.hosts]
+
+    def host(self, role: str) -> Netns:
+        try:
+            return self.hosts[role]
+        except KeyError:
+            raise AirtcpError(f"this topology has no host {role!r} (hosts: {', '.join(self.roles)})") from None
+
+    def address(self, role: str, family: str = "4") -> str:
+        """The address other hosts use to reach ``role``."""
+        for link in self.links:
+            for end in (link.left, link.right):
+                if end.role == role:
+                    return end.ipv4 if family == "4" else end.ipv6
+        raise AirtcpError(f"no address for host {role!r}")
+
+    def link(self, name: str) -> LinkEnds:
+        for link in self.links:
+            if link.name == name:
+                return link
+        raise AirtcpError(f"this topology has no link {name!r}")
+
+    def _build(self) -> None:
+        # Few processes: each costs ~0.1-0.2 s under software emulation, so
+        # commands are batched per namespace (ip -batch, tc -batch).
+        roles = ["s", "bs", "wh"] + (["r"] if self.profile.has_router else [])
+        for role in roles:
+            self.hosts[role] = Netns(Netns.name_for(role))  # before creation: teardown covers partial builds
+        root: list[list[str]] = [["netns", "add", ns.name] for ns in self.hosts.values()]
+        for link in self.links:
+            # Created directly inside the namespaces: nothing ever appears in
+            # the caller's namespace, so nothing can be left behind there.
+            left, right = self.hosts[link.left.role].name, self.hosts[link.right.role].name
+            root.append(
+                [
+                    "link",
+                    "add",
+                    link.left.dev,
+                    "netns",
+                    left,
+                    "type",
+                    "veth",
+                    "peer",
+                    "name",
+                    link.right.dev,
+                    "netns",
+                    right,
+                ]
+            )
+        ip_batch_root(root)
+        routes = plan_routes(self.links)
+        for role, ns in self.hosts.items():
+            ends = [end for link in self.links for end in (link.left, link.right) if end.role == role]
+            sysctls: dict[str, object] = dict(_COMMON_SYSCTLS)
+            if role in ("r", "bs"):
+                sysctls.update(_ROUTER_SYSCTLS)
+            ns.set_sysctls(sysctls)
+            commands = [["link", "set", "lo", "up"]]
+            for end in ends:
+                commands.append(["addr", "add", f"{end.ipv4}/24", "dev", end.dev])
+                commands.append(["addr", "add", f"{end.ipv6}/64", "dev", end.dev, "nodad"])
+                commands.append(["link", "set", end.dev, "up"])
+            for _family, dest, gateway in routes.get(role, []):
+                # ip infers the family from the addresses (no -6 in batch mode).
+                commands.append(["route", "add", dest, "via", gateway])
+            ns.ip_batch(commands)
+            # Emulated links must carry MTU packets: netem loses a 64 KB GSO
+            # super-packet as one packet (kernel-notes §6).
+            ns.run(["sh", "-ec", "; ".join(f"ethtool -K {end.dev} tso off gso off gro off" for end in ends)])
+            qdiscs = []
+            for link in self.links:
+                for direction in DIRECTIONS:
+                    end = link.egress(direction)
+                    if end.role == role:
+                        spec = self.profile.links[link.name].direction(direction)
+                        qdiscs.append(["qdisc", "replace", "dev", end.dev, "root", "netem", *spec.netem_args()])
+            ns.tc_batch(qdiscs)
+
+    def qdiscs(self) -> dict[str, object]:
+        """``tc -s qdisc show`` of every host, parsed (kept in results)."""
+        dumps: dict[str, object] = {}
+        for role, ns in self.hosts.items():
+            out = run(["tc", "-n", ns.name, "-s", "-j", "qdisc", "show"], check=False)
+            try:
+                dumps[role] = json.loads(out) if out.strip() else []
+            except json.JSONDecodeError:
+                dumps[role] = out
+        return dumps
+
+    def teardown(self) -> None:
+        """Kill what runs in the namespaces, then delete them (and so every
+        veth and qdisc); safe to call twice and after a partial build."""
+        for ns in self.hosts.values():
+            ns.stop_children()
+        pids = [pid for ns in self.hosts.values() for pid in ns.pids()]
+        kill_pids(pids)
+        existing = [ns.name for ns in self.hosts.values() if Path("/run/netns", ns.name).exists()]
+        self.hosts.clear()
+        ip_batch_root([["netns", "del", name] for name in existing])
+        left = [name for name in existing if Path("/run/netns", name).exists()]
+        if left:
+            raise AirtcpError(f"cleanup failed: namespaces still present: {', '.join(left)}")

@@ -1,0 +1,105 @@
+"""Calibration of the emulated path against what the profile promises.
+
+RTT: ping's median within 10 % of the profile's round-trip propagation delay.
+Goodput: a loss-free 2 or 10 Mbit/s bottleneck carries >= 90 % of its rate.
+Loss: over n >= 5000 UDP datagrams the measured loss fraction p^ must lie
+within 4 standard deviations of the configured p, sigma = sqrt(p (1 - p) / n)
+(binomial); a correct emulator fails this with probability about 6e-5.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+
+import pytest
+
+from airtcp import experiment
+from airtcp.proc import poll_until
+from airtcp.profile import parse_profile
+from airtcp.scheme import load_scheme, load_sender
+from airtcp.topology import Topology
+
+
+def _profile(wired: dict[str, object], wireless: dict[str, object], internet: dict[str, object] | None = None):  # type: ignore[no-untyped-def]
+    links = {"wired": wired, "wireless": wireless}
+    if internet:
+        links["internet"] = internet
+    return parse_profile("cal", {"description": "calibration", "links": links}, "calibration")
+
+
+@pytest.mark.parametrize(
+    "profile",
+    [
+        _profile({"rate": "10mbit", "delay": "10ms"}, {"rate": "2mbit", "delay": "20ms"}),
+        _profile(
+            {"rate": "10mbit", "delay": "20ms"},
+            {"rate": "10mbit", "delay": "1ms"},
+            {"rate": "100mbit", "delay": "15ms"},
+        ),
+    ],
+    ids=["60ms", "router-72ms"],
+)
+def test_rtt_matches_the_path_delay(profile) -> None:  # type: ignore[no-untyped-def]
+    expected_ms = profile.path_rtt_s() * 1000
+    with Topology(profile) as topo:
+        out = topo.host("s").run(["ping", "-n", "-c", "20", "-i", "0.2", topo.address("wh")], timeout=60)
+    rtts = [float(m) for m in re.findall(r"time=([0-9.]+) ms", out)]
+    assert len(rtts) >= 18, out
+    median = statistics.median(rtts)
+    assert abs(median - expected_ms) <= 0.10 * expected_ms, f"median RTT {median} ms, expected {expected_ms} ms"
+
+
+@pytest.mark.parametrize("rate_mbit", [2, 10])
+def test_loss_free_goodput(rate_mbit: int) -> None:
+    profile = _profile(
+        {"rate": "100mbit", "delay": "10ms"},
+        {"rate": f"{rate_mbit}mbit", "delay": "10ms", "queue": 100},
+    )
+    exp = experiment.Experiment(
+        name="cal", description="cal", profile=profile,
+        cases=[(load_scheme("stock"), load_sender("cubic"))], duration_s=8, runs=1,
+    )  # fmt: skip
+    scheme, sender = exp.cases[0]
+    record = experiment.run_once(exp, scheme, sender)
+    assert record["error"] is None, record["error"]
+    goodput = record["transfer"]["goodput_mbps"]
+    assert goodput >= 0.9 * rate_mbit, f"{goodput:.3f} Mbit/s on a {rate_mbit} Mbit/s link"
+    assert goodput <= 1.0 * rate_mbit * 1.01  # netem's rate is a ceiling
+
+
+def _udp_loss(topo: Topology, sender: str, receiver: str, seconds: int, mbit: int) -> tuple[int, int]:
+    """Lost and sent datagrams of one iperf3 UDP transfer."""
+    server = topo.host(receiver).spawn(["iperf3", "-s", "-1", "-J"], name="udp server")
+    try:
+        listening = lambda: True if topo.host(receiver).run(["ss", "-Hltn", "sport = :5201"]).strip() else None  # noqa: E731
+        poll_until("the iperf3 server", listening, deadline_s=10)
+        argv = ["iperf3", "-c", topo.address(receiver), "-u", "-b", f"{mbit}M", "-l", "1000", "-t", str(seconds), "-J"]
+        out = topo.host(sender).run(argv, timeout=seconds + 60)
+        server.wait(timeout=20)
+    finally:
+        server.stop()
+    data = json.loads(out)
+    assert "error" not in data, data["error"]
+    assert "sum" in data["end"], json.dumps(data["end"])[:3000]
+    summary = data["end"]["sum"]
+    return int(summary["lost_packets"]), int(summary["packets"])
+
+
+@pytest.mark.parametrize(("direction", "p"), [("down", 0.03), ("up", 0.01)])
+def test_uniform_loss_rate(direction: str, p: float) -> None:
+    profile = _profile(
+        {"rate": "100mbit", "delay": "1ms"},
+        {"rate": "20mbit", "delay": "5ms", "queue": 1000, "down": {"loss": 0.03}, "up": {"loss": 0.01}},
+    )
+    with Topology(profile) as topo:
+        sender, receiver = ("s", "wh") if direction == "down" else ("wh", "s")
+        lost, n = _udp_loss(topo, sender, receiver, seconds=10, mbit=5)
+    assert n >= 5000, f"only {n} datagrams"
+    sigma = math.sqrt(p * (1 - p) / n)
+    measured = lost / n
+    assert abs(measured - p) <= 4 * sigma, (
+        f"measured {measured:.4f} over {n} packets, configured {p}, 4 sigma = {4 * sigma:.4f}"
+    )

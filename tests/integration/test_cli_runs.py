@@ -1,0 +1,145 @@
+"""airtcp as a user runs it: results, reports, cleanup on failure and Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from airtcp import netns, result
+from airtcp.proc import poll_until
+
+from .conftest import AIRTCP, airtcp, processes, write_profile
+
+FAST_PROFILE = """
+description = "fast test path"
+[links.wired]
+rate = "10mbit"
+delay = "5ms"
+[links.wireless]
+rate = "2mbit"
+delay = "10ms"
+loss = "1%"
+queue = 40
+"""
+
+
+def test_run_writes_a_self_describing_result(tmp_path: Path) -> None:
+    profile = write_profile(tmp_path, "fast", FAST_PROFILE)
+    out = tmp_path / "r.json"
+    done = airtcp(
+        "run", "--profile", str(profile), "--scheme", "stock", "--sender", "cubic,reno-classic",
+        "--duration", "3s", "--out", str(out), "--backend", "native",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "stock/cubic" in done.stdout and "stock/reno-classic" in done.stdout  # the table
+    doc = result.load(out)
+    assert doc["complete"] and not doc["interrupted"]
+    assert doc["experiment"]["profile"]["name"] == "fast"
+    assert doc["metadata"]["kernel_release"] and doc["metadata"]["iperf3"].startswith("iperf 3")
+    assert [c["label"] for c in doc["cases"]] == ["stock/cubic", "stock/reno-classic"]
+    for case in doc["cases"]:
+        (run,) = case["runs"]
+        assert run["error"] is None
+        assert run["transfer"]["goodput_mbps"] > 0.5
+        assert run["transfer"]["intervals"], "iperf3 interval series"
+        assert run["series"]["ss"], "ss samples"
+        assert isinstance(run["raw"]["iperf3_client"], dict) and isinstance(run["raw"]["iperf3_server"], dict)
+        assert "TcpOutSegs" in run["nstat"]["s"]
+        assert any(q["kind"] == "netem" for q in run["qdiscs"]["bs"])
+    cubic, classic = (c["runs"][0] for c in doc["cases"])
+    assert cubic["sysctls"]["s"]["net.ipv4.tcp_congestion_control"] == "cubic"
+    assert classic["sysctls"]["s"]["net.ipv4.tcp_congestion_control"] == "reno"
+    assert classic["sysctls"]["s"]["net.ipv4.tcp_sack"] == "0"
+    assert classic["sysctls"]["s"]["net.ipv4.tcp_recovery"] == "0"
+    assert cubic["raw"]["iperf3_client"]["end"]["sender_tcp_congestion"] == "cubic"
+    assert classic["raw"]["iperf3_client"]["end"]["sender_tcp_congestion"] == "reno"
+    png = out.with_suffix(".png")
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    # The report needs nothing but the file.
+    again = airtcp("report", str(out), "--no-plot")
+    assert again.returncode == 0 and "stock/reno-classic" in again.stdout
+
+
+def test_a_failing_component_is_recorded_and_cleaned_up(tmp_path: Path) -> None:
+    profile = write_profile(tmp_path, "fast", FAST_PROFILE)
+    scheme = tmp_path / "broken.toml"
+    scheme.write_text(
+        'description = "receiver sysctl that does not exist"\nsenders = ["cubic"]\n'
+        '[receiver.sysctls]\n"net.ipv4.tcp_no_such_knob" = 1\n'
+    )
+    out = tmp_path / "r.json"
+    done = airtcp("run", "--profile", str(profile), "--scheme", str(scheme), "--duration", "2s", "--out", str(out))
+    assert done.returncode == 1
+    assert "1 run(s) failed" in done.stderr
+    (run,) = result.load(out)["cases"][0]["runs"]
+    assert "tcp_no_such_knob" in run["error"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_leaves_nothing_behind(tmp_path: Path, sig: signal.Signals) -> None:
+    profile = write_profile(tmp_path, "fast", FAST_PROFILE)
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen(
+        [*AIRTCP, "run", "--profile", str(profile), "--scheme", "stock", "--sender", "cubic",
+         "--duration", "60s", "--out", str(out), "--backend", "native"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        poll_until("iperf3 to run", lambda: True if len(processes("iperf3")) >= 2 else None, deadline_s=60)
+        time.sleep(1)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    doc = json.loads(out.read_text())
+    assert doc["interrupted"] and not doc["complete"]
+    # clean_machine (autouse) asserts: no namespaces, no iperf3 left.
+
+
+def test_clean_removes_leftovers_of_a_crashed_run() -> None:
+    leftover = netns.Netns("airtcp-999999-wh")
+    subprocess.run(["ip", "netns", "add", leftover.name], check=True)
+    sleeper = leftover.spawn(["sleep", "300"], name="leftover")
+    # A namespace whose run is alive is spared unless --force; the owner
+    # check reads the owner's command line, so make it an airtcp one.
+    owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "airtcp-owner"])
+    owned = f"airtcp-{owner.pid}-bs"
+    subprocess.run(["ip", "netns", "add", owned], check=True)
+    try:
+        done = airtcp("clean")
+        assert done.returncode == 0, done.stderr
+        assert f"removed namespace {leftover.name}" in done.stdout
+        assert f"skipping {owned}" in done.stdout
+        assert netns.list_namespaces() == [owned]
+        sleeper.popen.wait(timeout=10)  # killed with its namespace
+        forced = airtcp("clean", "--force")
+        assert f"removed namespace {owned}" in forced.stdout
+    finally:
+        owner.kill()
+        owner.wait()
+        sleeper.stop()
+
+
+def test_bad_input_creates_nothing(tmp_path: Path) -> None:
+    for args, expected in [
+        (["run", "--scheme", "nope"], "unknown scheme"),
+        (["run", "--profile", "nope"], "unknown profile"),
+    ]:
+        done = airtcp(*args)
+        assert done.returncode == 2
+        lines = done.stderr.strip().splitlines()
+        assert lines[-1].startswith("airtcp: error: ") and expected in lines[-1], done.stderr
+    done = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *AIRTCP, "run", "--backend", "native"],
+        capture_output=True, text=True, cwd="/", check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and "not root (uid 65534)" in done.stderr

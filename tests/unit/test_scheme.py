@@ -1,0 +1,120 @@
+"""Senders, schemes and experiments as data: shipped files load, typos fail."""
+
+from __future__ import annotations
+
+import pytest
+
+from airtcp import components
+from airtcp.errors import ConfigError
+from airtcp.experiment import Overrides, load_experiment
+from airtcp.scheme import available_schemes, available_senders, load_scheme, load_sender, parse_scheme, parse_sender
+
+
+@pytest.mark.parametrize("name", available_senders())
+def test_shipped_senders_load(name: str) -> None:
+    sender = load_sender(name)
+    assert sender.description and sender.congestion_control
+
+
+def test_classic_sender_mirrors_ns2_reno() -> None:
+    classic = load_sender("reno-classic")
+    assert classic.congestion_control == "reno"
+    assert classic.sysctls["net.ipv4.tcp_sack"] == "0"
+    assert classic.sysctls["net.ipv4.tcp_recovery"] == "0"
+    assert classic.sysctls["net.ipv4.tcp_early_retrans"] == "0"
+    assert classic.sysctls["net.ipv4.tcp_frto"] == "0"
+    assert load_sender("cubic").sysctls == {}
+
+
+@pytest.mark.parametrize("name", available_schemes())
+def test_shipped_schemes_load(name: str) -> None:
+    scheme = load_scheme(name)
+    assert scheme.senders
+    scheme.instantiate()
+
+
+@pytest.mark.parametrize(
+    ("data", "key", "problem"),
+    [
+        ({"description": "d", "congestion_control": "Cubic!"}, "congestion_control", "not a congestion-control"),
+        ({"description": "d"}, "congestion_control", "non-empty string"),
+        ({"description": "d", "congestion_control": "reno", "sysctl": {}}, "sysctl", "unknown key"),
+        (
+            {"description": "d", "congestion_control": "reno", "sysctls": {"kernel.panic": 1}},
+            "sysctls.kernel.panic",
+            "per-namespace net.*",
+        ),
+        (
+            {"description": "d", "congestion_control": "reno", "sysctls": {"net.ipv4.tcp_congestion_control": "x"}},
+            "sysctls.net.ipv4.tcp_congestion_control",
+            "congestion_control instead",
+        ),
+        (
+            {"description": "d", "congestion_control": "reno", "sysctls": {"net.ipv4.tcp_sack": 1.5}},
+            "sysctls.net.ipv4.tcp_sack",
+            "integer or a string",
+        ),
+    ],
+)
+def test_bad_senders(data: dict[str, object], key: str, problem: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_sender("x", data, "senders/x.toml")
+    assert str(err.value).startswith(f"senders/x.toml: {key} = ")
+    assert problem in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("data", "key", "problem"),
+    [
+        ({"description": "d", "senders": []}, "senders", "non-empty list"),
+        ({"description": "d", "senders": ["vegas"]}, "senders", "unknown sender"),
+        ({"description": "d", "senders": ["cubic"], "receiver": {"warp": 9}}, "receiver.warp", "unknown component"),
+        ({"description": "d", "senders": ["cubic"], "basestation": 3}, "basestation", "expected a table"),
+        ({"description": "d", "senders": ["cubic"], "base_station": {}}, "base_station", "unknown key"),
+        (
+            {"description": "d", "senders": ["cubic"], "receiver": {"sysctls": {"vm.swappiness": 1}}},
+            "receiver.sysctls.vm.swappiness",
+            "per-namespace",
+        ),
+    ],
+)
+def test_bad_schemes(data: dict[str, object], key: str, problem: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_scheme("x", data, "schemes/x.toml")
+    assert str(err.value).startswith(f"schemes/x.toml: {key} = "), str(err.value)
+    assert problem in str(err.value)
+
+
+def test_scheme_components_are_fresh_per_run() -> None:
+    scheme = parse_scheme(
+        "x",
+        {"description": "d", "senders": ["cubic"], "receiver": {"sysctls": {"net.ipv4.tcp_comp_sack_nr": 0}}},
+        "x.toml",
+    )
+    first, second = scheme.instantiate(), scheme.instantiate()
+    assert isinstance(first[0], components.Sysctls) and first[0].role == "wh"
+    assert first[0] is not second[0]
+
+
+def test_default_experiment_covers_every_scheme_and_its_senders() -> None:
+    exp = load_experiment("default")
+    assert exp.duration_s == 20 and exp.runs == 1
+    expected = [(s, t) for s in available_schemes() for t in load_scheme(s).senders]
+    assert [(s.name, t.name) for s, t in exp.cases] == expected
+    wireless = exp.profile.links["wireless"]
+    assert wireless.down.rate_bps == 2_000_000 and wireless.down.delay_s == pytest.approx(0.02)
+    assert wireless.down.loss == wireless.up.loss == pytest.approx(0.03)
+
+
+def test_overrides_and_their_errors() -> None:
+    exp = load_experiment("default", Overrides(senders=["cubic"], duration="3s", runs=4))
+    assert [t.name for _, t in exp.cases] == ["cubic"] * len(available_schemes())
+    assert exp.duration_s == 3 and exp.runs == 4
+    with pytest.raises(ConfigError, match="^--scheme: scheme = 'nope': unknown scheme"):
+        load_experiment("default", Overrides(schemes=["nope"]))
+    with pytest.raises(ConfigError, match="^--duration: duration = '-1s'"):
+        load_experiment("default", Overrides(duration="-1s"))
+    with pytest.raises(ConfigError, match="^--runs: runs = 0: must be at least 1"):
+        load_experiment("default", Overrides(runs=0))
+    with pytest.raises(ConfigError, match="^--experiment: experiment = 'nope'"):
+        load_experiment("nope")

@@ -1,0 +1,98 @@
+"""Median and its order-statistics interval; result files; tables and plots."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from airtcp import report, result
+from airtcp.errors import AirtcpError
+from airtcp.stats import median_ci, summarize
+from tests.conftest import FIXTURES
+
+
+@pytest.mark.parametrize(
+    ("n", "expected"),
+    [
+        (1, None),
+        (2, (1, 2, 0.5)),
+        (3, (1, 3, 0.75)),
+        (5, (1, 5, 0.9375)),
+        (6, (1, 6, 0.96875)),
+        (10, (2, 9, 0.978515625)),
+        (20, (6, 15, 0.958611)),
+    ],
+)
+def test_median_interval_ranks(n: int, expected: tuple[int, int, float] | None) -> None:
+    got = median_ci(n)
+    if expected is None:
+        assert got is None
+    else:
+        assert got is not None
+        assert got[:2] == expected[:2]
+        assert got[2] == pytest.approx(expected[2], abs=1e-6)
+
+
+def test_summary() -> None:
+    summary = summarize([1.0, 5.0, 2.0, 4.0, 3.0])
+    assert summary.median == 3.0 and summary.mean == 3.0
+    assert (summary.ci_low, summary.ci_high, summary.ci_level) == (1.0, 5.0, 0.9375)
+    single = summarize([2.5])
+    assert single.median == 2.5 and single.ci_low is None and single.stdev is None
+
+
+def test_result_roundtrip_and_atomic_save(tmp_path: Path) -> None:
+    doc = result.new_result({"name": "x"}, {"backend": "vm"})
+    result.case_entry(doc, "stock", "cubic")["runs"].append({"error": None})
+    assert result.case_entry(doc, "stock", "cubic") is doc["cases"][0]
+    path = tmp_path / "sub" / "r.json"
+    result.save(doc, path)
+    assert result.load(path) == doc
+    assert [p.name for p in path.parent.iterdir()] == ["r.json"]  # no temporary left
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("{", "not a JSON result file"),
+        ('{"format": "flent"}', "not an airtcp result file"),
+        ('{"format": "airtcp-result", "version": 99, "cases": []}', "version 99"),
+        ('{"format": "airtcp-result", "version": 1}', "no cases"),
+    ],
+)
+def test_bad_result_files(tmp_path: Path, content: str, problem: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(AirtcpError, match=problem):
+        result.load(path)
+
+
+def test_table_from_a_real_result() -> None:
+    doc = result.load(FIXTURES / "result-v1.json")
+    text = report.table(doc)
+    lines = text.splitlines()
+    assert lines[0].split()[:3] == ["case", "runs", "goodput"]
+    cubic = [r["transfer"]["goodput_mbps"] for r in doc["cases"][0]["runs"]]
+    row = next(line for line in lines if line.startswith("stock/cubic "))
+    assert f"{sorted(cubic)[0]:.3f}" in row and f"{sorted(cubic)[-1]:.3f}" in row  # [min, max] of 2 runs
+    assert "1.00x" in row
+    summaries = report.summaries(doc)
+    assert summaries[0].goodput is not None and summaries[0].goodput.n == len(cubic)
+
+
+def test_failed_runs_are_counted_not_averaged() -> None:
+    doc = result.load(FIXTURES / "result-v1.json")
+    doc["cases"][0]["runs"].append({"error": "iperf3 client: iperf3 reported: boom"})
+    row = report.summarize_case(doc["cases"][0])
+    assert row.failed == 1 and row.runs == len(doc["cases"][0]["runs"]) - 1
+
+
+def test_plot_writes_a_png(tmp_path: Path) -> None:
+    source = tmp_path / "r.json"
+    shutil.copy(FIXTURES / "result-v1.json", source)
+    png = report.plot(result.load(source), source.with_suffix(".png"))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert json.loads(source.read_text())["format"] == "airtcp-result"  # the source is never modified
