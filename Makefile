@@ -23,7 +23,7 @@ endif
 
 SUBDIRS_BUILD := $(wildcard pep-daemon/Makefile kmod/Makefile)
 
-.PHONY: help deps build run test unit integration lint clean distclean
+.PHONY: help deps build run test unit integration lint bench clean distclean
 
 help:
 	@echo "make deps         install Debian packages and .venv (idempotent)"
@@ -32,6 +32,7 @@ help:
 	@echo "make unit         unit tests only (no root, no VM)"
 	@echo "make integration  integration tests only"
 	@echo "make lint         ruff + mypy (and the C/kernel style checks of each part)"
+	@echo "make bench        benchmarks: figures and ratios against a baseline of the same run"
 	@echo "make clean        remove build outputs; \`airtcp clean\` removes test leftovers"
 
 deps:
@@ -60,6 +61,13 @@ lint: deps
 	$(Q)$(VENV)/bin/ruff check testbed tests
 	$(Q)$(VENV)/bin/ruff format --check testbed tests
 	$(Q)$(VENV)/bin/mypy --no-error-summary
+
+# Each part adds its benchmark target here (BENCHES += bench-<part>).
+BENCHES :=
+
+bench: build
+	$(Q)if [ -z "$(strip $(BENCHES))" ]; then echo "make bench: no benchmarks defined yet"; fi
+	$(Q)set -e; for target in $(BENCHES); do $(MAKE) -s $$target; done
 
 clean:
 ifneq ($(wildcard pep-daemon/Makefile),)

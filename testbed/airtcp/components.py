@@ -9,6 +9,8 @@ layer) plugs in by registering a kind; schemes then use it as data.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -69,11 +71,28 @@ def register(kind: str) -> Callable[[type[Component]], type[Component]]:
     return wrap
 
 
+def _load_plugins() -> None:
+    """Import every module of airtcp.plugins (each registers its kinds)."""
+    global _PLUGINS_LOADED
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED = True
+    from . import plugins
+
+    for info in pkgutil.iter_modules(plugins.__path__):
+        importlib.import_module(f"{plugins.__name__}.{info.name}")
+
+
+_PLUGINS_LOADED = False
+
+
 def known_kinds() -> list[str]:
+    _load_plugins()
     return sorted(_REGISTRY)
 
 
 def build(place: str, kind: str, config: object, where: str) -> Component:
+    _load_plugins()
     factory = _REGISTRY.get(kind)
     if factory is None:
         raise ConfigError(where, f"{place}.{kind}", config, f"unknown component; known: {', '.join(known_kinds())}")
