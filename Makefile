@@ -39,6 +39,7 @@ deps:
 	$(Q)scripts/deps.sh
 
 build: deps
+	$(Q)$(MAKE) -s -C testbed/timeloss
 ifneq ($(wildcard pep-daemon/Makefile),)
 	$(Q)$(MAKE) -s -C pep-daemon
 endif
@@ -70,6 +71,7 @@ bench: build
 	$(Q)set -e; for target in $(BENCHES); do $(MAKE) -s $$target; done
 
 clean:
+	$(Q)$(MAKE) -s -C testbed/timeloss clean
 ifneq ($(wildcard pep-daemon/Makefile),)
 	$(Q)$(MAKE) -s -C pep-daemon clean
 endif

@@ -16,10 +16,11 @@ from . import netns, report
 from . import result as res
 from .errors import AirtcpError
 from .paths import EXPERIMENT_DIR, REPO_ROOT, RESULTS_DIR
-from .profile import DIRECTIONS, available_profiles, load_profile
+from .profile import DIRECTIONS, Profile, available_profiles, load_profile, parse_assignment
 from .scheme import available_schemes, available_senders, load_scheme, load_sender
 from .tomlfile import available
-from .topology import plan_links
+from .topology import Endpoint, plan_links
+from .units import parse_duration
 
 
 def _add_backend_args(parser: argparse.ArgumentParser) -> None:
@@ -82,6 +83,8 @@ def _default_out(name: str) -> Path:
 def cmd_run(args: argparse.Namespace) -> int:
     overrides = ex.Overrides(
         profile=args.profile,
+        sets=args.set,
+        sweeps=args.sweep,
         schemes=[s for s in args.scheme.split(",") if s] if args.scheme else None,
         senders=[s for s in args.sender.split(",") if s] if args.sender else None,
         duration=args.duration,
@@ -117,7 +120,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         netns.require_root("the native backend")
         status = _run_native(exp, out, choice)
-    if not args.no_report and out.exists():
+    # After Ctrl-C the user wants to stop, not to wait for a plot.
+    if status != 130 and not args.no_report and out.exists():
         _report_file(out, args.baseline, plot=not args.no_plot)
     return status
 
@@ -126,7 +130,7 @@ def _run_native(exp: ex.Experiment, out: Path, choice: be.Choice) -> int:
     try:
         doc = ex.run_experiment(exp, out, choice.backend, choice.reason)
     except KeyboardInterrupt:
-        print(f"airtcp: interrupted; finished runs are saved in {out}", file=sys.stderr)
+        print(f"airtcp: interrupted; finished runs are saved in {out} (airtcp report {out})", file=sys.stderr)
         return 130
     failed = sum(1 for case in doc["cases"] for run in case["runs"] if run.get("error"))
     if failed:
@@ -192,15 +196,31 @@ def cmd_profiles(args: argparse.Namespace) -> int:
 
 
 def cmd_profile_show(args: argparse.Namespace) -> int:
-    profile = load_profile(args.name)
-    print(f"# {profile.name}: {profile.description}")
+    profile = load_profile(args.name, [parse_assignment(a, "--set") for a in args.set])
+    horizon = parse_duration("--duration", "duration", args.duration, allow_zero=False)
+    print(f"# {profile.label}: {profile.description}")
     for link in plan_links(profile):
         for direction in DIRECTIONS:
             end = link.egress(direction)
-            argv = ["tc", "qdisc", "replace", "dev", end.dev, "root", "netem"]
-            argv += profile.links[link.name].direction(direction).netem_args()
-            print(f"[{end.role}] {' '.join(argv)}    # {link.name} {direction}")
+            spec = profile.links[link.name].direction(direction)
+            argv = ["tc", "qdisc", "replace", "dev", end.dev, "root", "netem", *spec.netem_args()]
+            print(f"[{end.role}] {' '.join(argv)}    # {link.name} {direction}, loss {spec.loss.loss_rate():.4g}")
+            timeloss = spec.timeloss_args()
+            if timeloss:
+                argv = ["airtcp-timeloss", "attach", "--dev", end.dev, "--start-at", "T0", *timeloss]
+                print(f"[{end.role}] {' '.join(argv)}    # time-driven loss from the transfer's start")
+    for link_name, event in profile.events(horizon):
+        end = profile_link_end(profile, link_name, event.direction)
+        argv = ["tc", "qdisc", "change", "dev", end.dev, "root", "netem", *event.state.netem_args()]
+        print(f"[{end.role}] at T0+{event.at_s:g}s: {' '.join(argv)}    # {link_name} {event.direction}")
     return 0
+
+
+def profile_link_end(profile: Profile, link_name: str, direction: str) -> Endpoint:
+    for link in plan_links(profile):
+        if link.name == link_name:
+            return link.egress(direction)
+    raise AirtcpError(f"profile {profile.name} has no link {link_name}")
 
 
 def cmd_list(kind: str) -> int:
@@ -227,6 +247,20 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run an experiment and report it")
     run.add_argument("--experiment", default="default", help="experiment name or .toml file (default: default)")
     run.add_argument("--profile", help="link profile name or .toml file (overrides the experiment's)")
+    run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change one profile key, e.g. links.wireless.delay=1ms (repeatable)",
+    )
+    run.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2",
+        help="run every case over each value of a profile key (repeatable: all combinations)",
+    )
     run.add_argument("--scheme", help="comma-separated schemes (default: the experiment's)")
     run.add_argument("--sender", help="comma-separated senders (default: each scheme's own list)")
     run.add_argument("--duration", help="transfer length with unit, e.g. 20s")
@@ -264,6 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
     prof_sub = prof.add_subparsers(dest="profile_command", metavar="ACTION", required=True)
     show = prof_sub.add_parser("show", help="print the tc commands a profile compiles to")
     show.add_argument("name")
+    show.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="change one profile key")
+    show.add_argument("--duration", default="20s", help="horizon for scheduled changes (default 20s)")
     show.set_defaults(func=cmd_profile_show)
     sub.add_parser("schemes", help="list schemes").set_defaults(func=lambda a: cmd_list("schemes"))
     sub.add_parser("senders", help="list sender presets").set_defaults(func=lambda a: cmd_list("senders"))

@@ -1,13 +1,16 @@
-"""Experiments: which profile, which (scheme, sender) cases, how long, how often.
+"""Experiments: which profiles, which (scheme, sender) cases, how long, how often.
 
 An experiment is data (``testbed/experiments/*.toml``), overridable from the
-command line.  Runs are interleaved (run 1 of every case, then run 2 ...) so
-that slow drift of the machine spreads over all cases instead of biasing
-one of them.
+command line.  A profile may be swept over values of its keys (``[sweep]``,
+``--sweep``): every combination is a profile variant, and every variant runs
+every case.  Runs are interleaved (run 1 of every variant and case, then run
+2 ...) so that slow drift of the machine spreads over all of them instead of
+biasing one.
 """
 
 from __future__ import annotations
 
+import itertools
 import signal
 import time
 from collections.abc import Callable, Mapping
@@ -17,16 +20,19 @@ from typing import Any
 
 from . import iperf, metadata, result, ss
 from .components import Component
+from .dynamics import Dynamics
 from .errors import AirtcpError, ConfigError
 from .paths import EXPERIMENT_DIR
 from .proc import Background, poll_until, run
-from .profile import Profile, load_profile
+from .profile import Profile, load_profile, parse_assignment
 from .scheme import Scheme, Sender, available_schemes, load_scheme, load_sender
 from .tomlfile import check_keys, load_named, text
 from .topology import Topology
 from .units import parse_count, parse_duration, parse_size
 
-EXPERIMENT_KEYS = ("description", "profile", "duration", "runs", "schemes", "senders", "transfer", "ipv6")
+EXPERIMENT_KEYS = (
+    "description", "profile", "set", "sweep", "duration", "runs", "schemes", "senders", "transfer", "ipv6",
+)  # fmt: skip
 TRANSFER_KEYS = ("mss", "window", "ss_interval")
 DEFAULT_SS_INTERVAL_S = 0.25
 
@@ -36,6 +42,8 @@ class Overrides:
     """Command-line values that replace the experiment file's."""
 
     profile: str | None = None
+    sets: list[str] = field(default_factory=list)  # KEY=VALUE
+    sweeps: list[str] = field(default_factory=list)  # KEY=V1,V2,...
     schemes: list[str] | None = None
     senders: list[str] | None = None
     duration: str | None = None
@@ -47,7 +55,7 @@ class Overrides:
 class Experiment:
     name: str
     description: str
-    profile: Profile
+    profiles: list[Profile]
     cases: list[tuple[Scheme, Sender]]
     duration_s: float
     runs: int
@@ -57,13 +65,20 @@ class Experiment:
     ipv6: bool = False
     source: str = ""
     raw: dict[str, object] = field(default_factory=dict)
+    sweep: dict[str, list[object]] = field(default_factory=dict)
+
+    @property
+    def profile(self) -> Profile:
+        """The profile (the first variant when sweeping)."""
+        return self.profiles[0]
 
     def to_json(self) -> dict[str, object]:
         return {
             "name": self.name,
             "description": self.description,
             "source": self.source,
-            "profile": self.profile.to_json(),
+            "profiles": [p.to_json(horizon_s=self.duration_s) for p in self.profiles],
+            "sweep": self.sweep,
             "duration_s": self.duration_s,
             "runs": self.runs,
             "mss": self.mss,
@@ -89,9 +104,41 @@ def load_experiment(name_or_path: str, overrides: Overrides | None = None) -> Ex
     return parse_experiment(name, data, where, overrides or Overrides())
 
 
+def _profile_variants(
+    where: str, data: Mapping[str, object], over: Overrides
+) -> tuple[list[Profile], dict[str, list[object]]]:
+    """The profile with its fixed overrides, once per combination of the sweep."""
+    profile_name = over.profile or text(where, "profile", data.get("profile"))
+    fixed: list[tuple[str, object]] = []
+    set_table = data.get("set", {})
+    if not isinstance(set_table, Mapping):
+        raise ConfigError(where, "set", set_table, "expected a table of profile keys and values")
+    fixed += [(str(k), v) for k, v in set_table.items()]
+    fixed += [parse_assignment(text, "--set") for text in over.sets]
+    sweep: dict[str, list[object]] = {}
+    sweep_table = data.get("sweep", {})
+    if not isinstance(sweep_table, Mapping):
+        raise ConfigError(where, "sweep", sweep_table, "expected a table of profile keys and value lists")
+    for key, values in sweep_table.items():
+        if not isinstance(values, list) or not values:
+            raise ConfigError(where, f"sweep.{key}", values, "expected a non-empty list of values")
+        sweep[str(key)] = list(values)
+    for text_value in over.sweeps:
+        key, raw = text_value.split("=", 1) if "=" in text_value else (text_value, "")
+        values = [parse_assignment(f"{key}={v}", "--sweep")[1] for v in raw.split(",") if v.strip()]
+        if not values:
+            raise ConfigError("--sweep", key, text_value, "expected KEY=V1,V2,...")
+        sweep[key.strip()] = values
+    flag = "--set/--sweep" if over.sets or over.sweeps else where
+    variants = []
+    for combination in itertools.product(*sweep.values()):
+        variants.append(load_profile(profile_name, [*fixed, *zip(sweep, combination, strict=True)], flag))
+    return variants, sweep
+
+
 def parse_experiment(name: str, data: Mapping[str, object], where: str, over: Overrides) -> Experiment:
     check_keys(where, "", data, EXPERIMENT_KEYS)
-    profile = load_profile(over.profile or text(where, "profile", data.get("profile")))
+    profiles, sweep = _profile_variants(where, data, over)
     duration_where = "--duration" if over.duration else where
     duration = parse_duration(
         duration_where, "duration", over.duration or data.get("duration", "20s"), allow_zero=False
@@ -121,7 +168,7 @@ def parse_experiment(name: str, data: Mapping[str, object], where: str, over: Ov
     return Experiment(
         name=name,
         description=text(where, "description", data.get("description")),
-        profile=profile,
+        profiles=profiles,
         cases=cases,
         duration_s=duration,
         runs=runs,
@@ -131,6 +178,7 @@ def parse_experiment(name: str, data: Mapping[str, object], where: str, over: Ov
         ipv6=ipv6,
         source=where,
         raw=dict(data),
+        sweep=sweep,
     )
 
 
@@ -189,14 +237,21 @@ def _nstat(topo: Topology) -> dict[str, object]:
     return counters
 
 
-def run_once(exp: Experiment, scheme: Scheme, sender: Sender) -> dict[str, Any]:
+def _sleep_until(monotonic_ns: int) -> None:
+    delay = (monotonic_ns - time.monotonic_ns()) / 1e9
+    if delay > 0:
+        time.sleep(delay)
+
+
+def run_once(exp: Experiment, scheme: Scheme, sender: Sender, profile: Profile | None = None) -> dict[str, Any]:
     """One transfer on a fresh topology; returns the run's record."""
     record: dict[str, Any] = {"started": result.now_iso(), "error": None}
     began = time.monotonic()
     settings = iperf.TransferSettings(exp.duration_s, sender.congestion_control, exp.mss, exp.window)
     started: list[Component] = []
     background: list[Background] = []
-    with Topology(exp.profile) as topo:
+    dynamics: Dynamics | None = None
+    with Topology(profile or exp.profile) as topo:
         try:
             topo.host("s").set_sysctls({**sender.sysctls, "net.ipv4.tcp_congestion_control": sender.congestion_control})
             for component in scheme.instantiate():
@@ -209,6 +264,12 @@ def run_once(exp: Experiment, scheme: Scheme, sender: Sender) -> dict[str, Any]:
             sampler = ss.sampler(topo.host("s"), exp.ss_interval_s) if exp.ss_interval_s > 0 else None
             if sampler:
                 background.append(sampler)
+            dynamics = Dynamics(topo, exp.duration_s + 5)
+            if dynamics.active:
+                # Scheduled changes and time-driven loss start with the transfer.
+                t0 = dynamics.plan_t0()
+                dynamics.start()
+                _sleep_until(t0)
             client = topo.host("s").spawn(
                 iperf.client_argv(topo.address("wh", "6" if exp.ipv6 else "4"), settings), name="iperf3 client"
             )
@@ -217,6 +278,11 @@ def run_once(exp: Experiment, scheme: Scheme, sender: Sender) -> dict[str, Any]:
             server.wait(timeout=20)
             for proc in background:
                 proc.stop()
+            if dynamics.active:
+                dynamics.stop()
+                record["dynamics"] = {**dynamics.record(), "timeloss": dynamics.stats()}
+                if dynamics.errors:
+                    raise AirtcpError("; ".join(dynamics.errors))
             # Raw text first: if parsing fails, the output is still in the file.
             record["raw"] = {"iperf3_client": client.stdout, "iperf3_server": server.stdout}
             if client.stderr.strip():
@@ -235,6 +301,8 @@ def run_once(exp: Experiment, scheme: Scheme, sender: Sender) -> dict[str, Any]:
             # Keep what was collected (raw output above all) beside the error.
             record["error"] = str(exc)
         finally:
+            if dynamics is not None:
+                dynamics.stop()
             for proc in background:
                 proc.stop()
             for component in reversed(started):
@@ -251,17 +319,20 @@ def run_experiment(exp: Experiment, out: Path, backend: str, reason: str, progre
     """Run every case ``exp.runs`` times, saving the result after each run."""
     prepare(exp)
     doc = result.new_result(exp.to_json(), metadata.collect(backend, reason))
-    total = len(exp.cases) * exp.runs
+    total = len(exp.profiles) * len(exp.cases) * exp.runs
     step = 0
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         for index in range(exp.runs):
-            for scheme, sender in exp.cases:
+            for profile, (scheme, sender) in itertools.product(exp.profiles, exp.cases):
                 step += 1
                 label = f"{scheme.name}/{sender.name}"
-                progress(f"[{step}/{total}] {label} run {index + 1}/{exp.runs}: {exp.duration_s:g} s transfer ...")
+                where = f" over {profile.label}" if len(exp.profiles) > 1 else ""
+                progress(
+                    f"[{step}/{total}] {label}{where} run {index + 1}/{exp.runs}: {exp.duration_s:g} s transfer ..."
+                )
                 try:
-                    record = run_once(exp, scheme, sender)
+                    record = run_once(exp, scheme, sender, profile)
                 except AirtcpError as exc:  # the topology itself failed
                     record = {"started": result.now_iso(), "error": str(exc)}
                 if record["error"]:
@@ -274,7 +345,7 @@ def run_experiment(exp: Experiment, out: Path, backend: str, reason: str, progre
                         f"mean RTT {rtt} ({record['wall_s']:.0f} s)"
                     )
                 record["index"] = index
-                result.case_entry(doc, scheme.name, sender.name)["runs"].append(record)
+                result.case_entry(doc, profile.label, scheme.name, sender.name)["runs"].append(record)
                 result.save(doc, out)
         doc["complete"] = True
     except KeyboardInterrupt:

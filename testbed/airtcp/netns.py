@@ -53,8 +53,8 @@ class Netns:
         if commands:
             run(["tc", "-n", self.name, "-batch", "-"], input_text=_batch(commands))
 
-    def spawn(self, argv: Sequence[str], *, name: str) -> Background:
-        child = Background(self.argv(argv), name=f"{name} in {self.name}")
+    def spawn(self, argv: Sequence[str], *, name: str, stdin_pipe: bool = False) -> Background:
+        child = Background(self.argv(argv), name=f"{name} in {self.name}", stdin_pipe=stdin_pipe)
         self.children.append(child)
         return child
 

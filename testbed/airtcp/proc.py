@@ -49,7 +49,7 @@ def run(argv: Sequence[str], *, check: bool = True, timeout: float = 60.0, input
 class Background:
     """A long-running process that is always reaped, even on Ctrl-C."""
 
-    def __init__(self, argv: Sequence[str], *, name: str) -> None:
+    def __init__(self, argv: Sequence[str], *, name: str, stdin_pipe: bool = False) -> None:
         self.argv = [str(a) for a in argv]
         self.name = name
         if VERBOSE:
@@ -59,7 +59,7 @@ class Background:
             # we stop children ourselves, in order.
             self.popen = subprocess.Popen(
                 self.argv,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -70,13 +70,19 @@ class Background:
         self.stdout = ""
         self.stderr = ""
 
+    def send(self, line: str) -> None:
+        """Write one line to the process's stdin (spawned with stdin_pipe)."""
+        assert self.popen.stdin is not None
+        self.popen.stdin.write(line + "\n")
+        self.popen.stdin.flush()
+
     def running(self) -> bool:
         return self.popen.poll() is None
 
     def wait(self, timeout: float) -> int:
         """Wait for exit and collect output; raise CommandError on timeout."""
         try:
-            self.stdout, self.stderr = self.popen.communicate(timeout=timeout)
+            self.stdout, self.stderr = self.popen.communicate(timeout=timeout)  # closes stdin too
         except subprocess.TimeoutExpired:
             self.stop()
             raise CommandError(self.argv, -1, self.stdout, f"{self.name} timed out after {timeout:g} s") from None

@@ -5,7 +5,11 @@ of the path S -- [internet] -- R -- [wired] -- BS -- [wireless] -- WH; the
 optional ``internet`` link adds the router R.  Each link has two directions,
 ``down`` (towards the wireless host: TCP data) and ``up`` (towards the fixed
 host: ACKs).  Keys set on the link apply to both directions; ``[links.X.down]``
-and ``[links.X.up]`` override per direction.
+and ``[links.X.up]`` override per direction.  A profile may ``extends`` another
+and change only what differs; ``--set KEY=VALUE`` does the same from the
+command line.  Links may change over time (``schedule``,
+``delay_variation``); those changes are compiled to timed events with the
+full parameter set of the direction.
 
 This module is pure: it parses, validates and compiles to argv lists.  It
 never runs tc; the topology does that.
@@ -13,28 +17,27 @@ never runs tc; the topology does that.
 
 from __future__ import annotations
 
+import copy
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import random
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from .errors import ConfigError
+from .lossmodels import GilbertElliott, LossModel, TimeMarkov, Uniform, parse_loss
 from .paths import PROFILE_DIR
 from .tomlfile import available, check_keys, load_named
-from .units import (
-    format_duration_us,
-    format_rate,
-    parse_count,
-    parse_duration,
-    parse_probability,
-    parse_rate,
-)
+from .units import format_duration_us, format_rate, parse_count, parse_duration, parse_rate
 
 LINK_NAMES = ("internet", "wired", "wireless")
 DIRECTIONS = ("down", "up")
 DISTRIBUTIONS = ("uniform", "normal", "pareto", "paretonormal")
-DIRECTION_KEYS = ("rate", "delay", "jitter", "distribution", "queue", "limit", "loss")
-LINK_KEYS = (*DIRECTION_KEYS, "description", *DIRECTIONS)
-PROFILE_KEYS = ("description", "links")
+DIRECTION_KEYS = ("rate", "overhead", "delay", "jitter", "distribution", "queue", "limit", "loss", "packet_size")
+LINK_KEYS = (*DIRECTION_KEYS, "description", *DIRECTIONS, "schedule", "delay_variation")
+PROFILE_KEYS = ("description", "notes", "extends", "links")
+EVENT_KEYS = ("at", "direction", "rate", "overhead", "delay", "jitter", "distribution", "limit", "loss")
+VARIATION_KEYS = ("start", "every", "low", "high", "seed", "direction")
 
 DEFAULT_LIMIT_PACKETS = 1000
 MTU_BYTES = 1500
@@ -42,14 +45,16 @@ MTU_BYTES = 1500
 
 @dataclass(frozen=True)
 class Direction:
-    """One direction of one link: what netem emulates on that egress."""
+    """One direction of one link: what netem (and timeloss) emulate there."""
 
     rate_bps: int
     delay_s: float
     jitter_s: float = 0.0
     distribution: str = "uniform"
     limit_packets: int = DEFAULT_LIMIT_PACKETS
-    loss: float = 0.0
+    loss: LossModel = field(default_factory=lambda: Uniform(0.0))
+    overhead_bytes: int = 0
+    packet_size: int | None = None  # the size loss models assume (exponential-bytes)
 
     def netem_args(self) -> list[str]:
         """Arguments after ``netem`` in ``tc qdisc ... netem ARGS``.
@@ -63,13 +68,53 @@ class Direction:
             if self.distribution != "uniform":
                 args += ["distribution", self.distribution]
         args += ["rate", format_rate(self.rate_bps)]
-        if self.loss > 0:
-            args += ["loss", "random", _percent(self.loss)]
-        return args
+        if self.overhead_bytes:
+            args += [str(self.overhead_bytes)]
+        return args + self.loss.netem_args()
+
+    def timeloss_args(self) -> list[str] | None:
+        return self.loss.timeloss_args()
 
     def pipe_packets(self) -> float:
         """MTU-sized packets in flight on the propagation delay alone."""
-        return self.rate_bps * self.delay_s / (8 * MTU_BYTES)
+        return self.rate_bps * self.delay_s / (8 * (MTU_BYTES + self.overhead_bytes))
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "rate_bps": self.rate_bps,
+            "overhead_bytes": self.overhead_bytes,
+            "delay_s": self.delay_s,
+            "jitter_s": self.jitter_s,
+            "distribution": self.distribution,
+            "limit_packets": self.limit_packets,
+            "packet_size": self.packet_size,
+            "loss": self.loss.to_json(),
+            "expected_loss_rate": self.loss.loss_rate(),
+        }
+
+
+@dataclass(frozen=True)
+class Event:
+    """At ``at_s`` after the transfer starts, ``direction`` becomes ``state``."""
+
+    at_s: float
+    direction: str
+    state: Direction
+
+    def to_json(self) -> dict[str, object]:
+        return {"at_s": self.at_s, "direction": self.direction, "netem": self.state.netem_args()}
+
+
+@dataclass(frozen=True)
+class Variation:
+    """Zeng's variable delay: a new delay, uniform in [low, high], every ``every``."""
+
+    start_s: float
+    every_s: float
+    low_s: float
+    high_s: float
+    seed: int
+    directions: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -78,9 +123,40 @@ class Link:
     down: Direction
     up: Direction
     description: str = ""
+    # Explicit changes: (at, directions, raw overrides, where).
+    changes: tuple[tuple[float, tuple[str, ...], Mapping[str, object]], ...] = ()
+    variation: Variation | None = None
+    where: str = ""
 
     def direction(self, which: str) -> Direction:
         return self.down if which == "down" else self.up
+
+    @property
+    def dynamic(self) -> bool:
+        return bool(self.changes) or self.variation is not None
+
+    def events(self, horizon_s: float) -> list[Event]:
+        """Timed changes up to ``horizon_s``, each with the full new state."""
+        steps: list[tuple[float, tuple[str, ...], Mapping[str, object]]] = list(self.changes)
+        if self.variation is not None:
+            var = self.variation
+            rng = random.Random(var.seed)
+            t = var.start_s
+            while t < horizon_s:
+                delay = rng.uniform(var.low_s, var.high_s)
+                steps.append((t, var.directions, {"delay": f"{delay * 1e6:.0f}us"}))
+                t += var.every_s
+        steps.sort(key=lambda step: step[0])
+        current = {"down": self.down, "up": self.up}
+        events: list[Event] = []
+        for at, directions, overrides in steps:
+            if at >= horizon_s:
+                continue
+            for which in directions:
+                names = {k: f"links.{self.name}.schedule[at={at:g}s].{k}" for k in (*DIRECTION_KEYS, "at")}
+                current[which] = _override(self.where, current[which], overrides, names)
+                events.append(Event(at, which, current[which]))
+        return events
 
 
 @dataclass(frozen=True)
@@ -90,10 +166,19 @@ class Profile:
     links: dict[str, Link]
     source: str = "<memory>"
     raw: dict[str, object] = field(default_factory=dict)
+    overrides: tuple[tuple[str, object], ...] = ()
+    notes: str = ""
 
     @property
     def has_router(self) -> bool:
         return "internet" in self.links
+
+    @property
+    def label(self) -> str:
+        """The name, plus any --set/sweep overrides, e.g. ``p[links.wired.delay=5ms]``."""
+        if not self.overrides:
+            return self.name
+        return self.name + "[" + ",".join(f"{k}={v}" for k, v in self.overrides) + "]"
 
     def path_rtt_s(self) -> float:
         """Round-trip propagation delay of the whole path (no queueing)."""
@@ -102,29 +187,80 @@ class Profile:
     def bottleneck_bps(self) -> int:
         return min(link.down.rate_bps for link in self.links.values())
 
-    def to_json(self) -> dict[str, object]:
-        return {
+    def events(self, horizon_s: float) -> list[tuple[str, Event]]:
+        """Every link's timed changes, in time order."""
+        merged = [(name, event) for name, link in self.links.items() for event in link.events(horizon_s)]
+        return sorted(merged, key=lambda pair: pair[1].at_s)
+
+    def to_json(self, horizon_s: float | None = None) -> dict[str, object]:
+        doc: dict[str, object] = {
             "name": self.name,
+            "label": self.label,
             "description": self.description,
             "source": self.source,
-            "links": {name: {d: vars(link.direction(d)) for d in DIRECTIONS} for name, link in self.links.items()},
+            "overrides": [list(pair) for pair in self.overrides],
+            "links": {name: {d: link.direction(d).to_json() for d in DIRECTIONS} for name, link in self.links.items()},
             "netem": {
                 name: {d: link.direction(d).netem_args() for d in DIRECTIONS} for name, link in self.links.items()
             },
+            "timeloss": {
+                name: {d: link.direction(d).timeloss_args() for d in DIRECTIONS if link.direction(d).timeloss_args()}
+                for name, link in self.links.items()
+            },
         }
+        if horizon_s is not None:
+            doc["schedule"] = [{"link": name, **event.to_json()} for name, event in self.events(horizon_s)]
+        return doc
 
 
-def _percent(prob: float) -> str:
-    # netem keeps loss as a u32 fraction; 7 significant digits are exact enough.
-    return f"{prob * 100:.7g}%"
+def netem_mismatches(direction: Direction, options: Mapping[str, object]) -> list[str]:
+    """Differences between a direction and a netem qdisc's ``tc -j`` options.
+
+    tc reports delays in seconds, rates in bytes per second and
+    probabilities as fractions; an absent table means zero.
+    """
+    problems = []
+
+    def table(name: str) -> Mapping[str, object]:
+        value = options.get(name, {})
+        return value if isinstance(value, Mapping) else {}
+
+    def check(what: str, got: object, want: float, tolerance: float) -> None:
+        got_value = float(got) if isinstance(got, (int, float)) else 0.0
+        if abs(got_value - want) > tolerance:
+            problems.append(f"{what} is {got!r}, profile says {want:g}")
+
+    check("limit", options.get("limit"), direction.limit_packets, 0)
+    check("delay", table("delay").get("delay", 0), direction.delay_s, 1e-6)
+    check("jitter", table("delay").get("jitter", 0), direction.jitter_s, 1e-6)
+    check("rate", table("rate").get("rate"), direction.rate_bps / 8, 0.5)
+    check("packet overhead", table("rate").get("packetoverhead", 0), direction.overhead_bytes, 0)
+    loss = direction.loss.netem_args()
+    if loss[:2] == ["loss", "random"]:
+        check("loss", table("loss-random").get("loss"), direction.loss.loss_rate(), 1e-6)
+    elif loss[:2] == ["loss", "gemodel"]:
+        model = direction.loss
+        assert isinstance(model, GilbertElliott)
+        got = table("loss-gemodel")
+        for key, want in (("p", model.p), ("r", model.r), ("1-h", model.p_b), ("1-k", model.p_g)):
+            check(f"gemodel {key}", got.get(key), want, 1e-6)
+    elif "loss-random" in options or "loss-gemodel" in options:
+        problems.append("a loss model is installed but the profile has none")
+    return problems
 
 
-def _direction(where: str, values: Mapping[str, object], names: Mapping[str, str]) -> Direction:
+# ------------------------------------------------------------- parsing
+
+
+def _direction_from(where: str, values: Mapping[str, object], names: Mapping[str, str]) -> Direction:
     """Build one direction; ``names`` maps each key to its full dotted name."""
     for required in ("rate", "delay"):
         if required not in values:
             raise ConfigError(where, names[required], None, "missing (every link needs rate and delay)")
     rate = parse_rate(where, names["rate"], values["rate"])
+    overhead = values.get("overhead", 0)
+    if isinstance(overhead, bool) or not isinstance(overhead, int) or not -1400 < overhead < 100_000:
+        raise ConfigError(where, names["overhead"], overhead, "expected bytes per packet, an integer > -1400")
     delay = parse_duration(where, names["delay"], values["delay"])
     jitter = parse_duration(where, names["jitter"], values.get("jitter", "0ms"))
     distribution = str(values.get("distribution", "uniform"))
@@ -133,16 +269,19 @@ def _direction(where: str, values: Mapping[str, object], names: Mapping[str, str
     if "queue" in values and "limit" in values:
         raise ConfigError(where, names["queue"], values["queue"], "give either queue or limit, not both")
     limit = parse_count(where, names["limit"], values.get("limit", DEFAULT_LIMIT_PACKETS), minimum=1)
-    loss = parse_probability(where, names["loss"], values.get("loss", 0.0))
+    packet_size = None
+    if "packet_size" in values:
+        packet_size = parse_count(where, names["packet_size"], values["packet_size"], minimum=20)
+    loss = parse_loss(where, names["loss"], values.get("loss", 0.0), packet_size)
     if jitter > delay:
         raise ConfigError(where, names["jitter"], values.get("jitter"), "jitter larger than delay")
-    direction = Direction(rate, delay, jitter, distribution, limit, loss)
+    direction = Direction(rate, delay, jitter, distribution, limit, loss, overhead, packet_size)
     if "queue" in values:
         # The papers' queues exclude packets in propagation; netem's limit
         # includes them, so add the MTU packets the delay line holds.
         queue = parse_count(where, names["queue"], values["queue"], minimum=1)
-        direction = Direction(rate, delay, jitter, distribution, queue + math.ceil(direction.pipe_packets()), loss)
-    elif limit < min_limit_for(direction):
+        return replace(direction, limit_packets=queue + math.ceil(direction.pipe_packets()))
+    if limit < min_limit_for(direction):
         raise ConfigError(
             where,
             names["limit"],
@@ -153,7 +292,84 @@ def _direction(where: str, values: Mapping[str, object], names: Mapping[str, str
     return direction
 
 
-def parse_profile(name: str, data: Mapping[str, object], where: str) -> Profile:
+def _override(where: str, base: Direction, overrides: Mapping[str, object], names: Mapping[str, str]) -> Direction:
+    """A direction with some keys changed (schedule events).
+
+    Unless the change sets ``limit``, the queue stays what it was: netem's
+    limit follows the delay line when the delay or the rate changes.
+    """
+    values: dict[str, object] = {
+        "rate": f"{base.rate_bps}bit",
+        "overhead": base.overhead_bytes,
+        "delay": f"{base.delay_s * 1e6:.0f}us",
+        "jitter": f"{base.jitter_s * 1e6:.0f}us",
+        "distribution": base.distribution,
+        "queue": max(1, base.limit_packets - math.ceil(base.pipe_packets())),
+    }
+    if base.packet_size is not None:
+        values["packet_size"] = base.packet_size
+    if "limit" in overrides:
+        del values["queue"]
+    values.update({k: v for k, v in overrides.items() if k not in ("at", "direction")})
+    direction = _direction_from(where, values, names)
+    if "loss" not in overrides:
+        direction = replace(direction, loss=base.loss)
+    elif isinstance(direction.loss, TimeMarkov):
+        raise ConfigError(where, names["loss"], overrides["loss"], "time-driven loss models cannot be scheduled")
+    return direction
+
+
+def _directions(where: str, key: str, value: object) -> tuple[str, ...]:
+    if value in (None, "both"):
+        return DIRECTIONS
+    if value in DIRECTIONS:
+        return (str(value),)
+    raise ConfigError(where, key, value, "expected down, up or both")
+
+
+def _parse_changes(
+    where: str, prefix: str, raw: object
+) -> tuple[tuple[float, tuple[str, ...], Mapping[str, object]], ...]:
+    if not isinstance(raw, list):
+        raise ConfigError(where, f"{prefix}schedule", raw, "expected an array of tables ([[...schedule]])")
+    changes = []
+    for i, entry in enumerate(raw):
+        key = f"{prefix}schedule[{i}]"
+        if not isinstance(entry, Mapping):
+            raise ConfigError(where, key, entry, "expected a table")
+        check_keys(where, f"{key}.", entry, EVENT_KEYS)
+        if "at" not in entry:
+            raise ConfigError(where, f"{key}.at", None, "missing (when the change happens, e.g. '5s')")
+        at = parse_duration(where, f"{key}.at", entry["at"])
+        changes.append((at, _directions(where, f"{key}.direction", entry.get("direction")), dict(entry)))
+    return tuple(changes)
+
+
+def _parse_variation(where: str, prefix: str, raw: object) -> Variation:
+    key = f"{prefix}delay_variation"
+    if not isinstance(raw, Mapping):
+        raise ConfigError(where, key, raw, "expected a table")
+    check_keys(where, f"{key}.", raw, VARIATION_KEYS)
+    for required in ("every", "low", "high"):
+        if required not in raw:
+            raise ConfigError(where, f"{key}.{required}", None, "missing")
+    low = parse_duration(where, f"{key}.low", raw["low"])
+    high = parse_duration(where, f"{key}.high", raw["high"])
+    if high < low:
+        raise ConfigError(where, f"{key}.high", raw["high"], "smaller than low")
+    return Variation(
+        parse_duration(where, f"{key}.start", raw.get("start", "0s")),
+        parse_duration(where, f"{key}.every", raw["every"], allow_zero=False),
+        low,
+        high,
+        parse_count(where, f"{key}.seed", raw.get("seed", 1)),
+        _directions(where, f"{key}.direction", raw.get("direction")),
+    )
+
+
+def parse_profile(
+    name: str, data: Mapping[str, object], where: str, overrides: Sequence[tuple[str, object]] = ()
+) -> Profile:
     """Validate a profile's parsed TOML; raise ConfigError naming the bad key."""
     check_keys(where, "", data, PROFILE_KEYS)
     links_raw = data.get("links")
@@ -180,22 +396,87 @@ def parse_profile(name: str, data: Mapping[str, object], where: str) -> Profile:
             check_keys(where, f"{prefix}{which}.", override, DIRECTION_KEYS)
             merged = {**shared, **override}
             names = {k: f"{prefix}{which}.{k}" if k in override else f"{prefix}{k}" for k in DIRECTION_KEYS}
-            per_dir[which] = _direction(where, merged, names)
-        links[link_name] = Link(link_name, per_dir["down"], per_dir["up"], str(raw.get("description", "")))
+            per_dir[which] = _direction_from(where, merged, names)
+        changes = _parse_changes(where, prefix, raw["schedule"]) if "schedule" in raw else ()
+        variation = _parse_variation(where, prefix, raw["delay_variation"]) if "delay_variation" in raw else None
+        link = Link(
+            link_name, per_dir["down"], per_dir["up"], str(raw.get("description", "")), changes, variation, where
+        )
+        link.events(3600.0)  # validates every scheduled change now, before anything runs
+        links[link_name] = link
     description = data.get("description", "")
     if not isinstance(description, str) or not description:
         raise ConfigError(where, "description", description, "every profile needs a one-line description")
-    return Profile(name, description, links, where, dict(data))
+    return Profile(name, description, links, where, dict(data), tuple(overrides), str(data.get("notes", "")))
+
+
+# ------------------------------------------------------------- loading
 
 
 def available_profiles() -> list[str]:
     return available(PROFILE_DIR)
 
 
-def load_profile(name_or_path: str) -> Profile:
-    """Load a shipped profile by name, or any profile file by path."""
+def _merge(base: Mapping[str, object], child: Mapping[str, object]) -> dict[str, object]:
+    """Deep merge of TOML tables: the child's keys win, tables merge."""
+    merged = copy.deepcopy(dict(base))
+    for key, value in child.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _merge(merged[key], value)  # type: ignore[arg-type]
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _resolve(name_or_path: str, seen: tuple[str, ...] = ()) -> tuple[str, dict[str, object], str]:
     name, data, where = load_named("profile", PROFILE_DIR, name_or_path, "--profile")
-    return parse_profile(name, data, where)
+    if where in seen:
+        raise ConfigError(seen[-1], "extends", name_or_path, "profiles extend each other in a cycle")
+    parent = data.get("extends")
+    if parent is None:
+        return name, data, where
+    if not isinstance(parent, str):
+        raise ConfigError(where, "extends", parent, "expected a profile name")
+    _, base, _ = _resolve(parent, (*seen, where))
+    base.pop("description", None)
+    base.pop("notes", None)
+    merged = _merge(base, {k: v for k, v in data.items() if k != "extends"})
+    return name, merged, where
+
+
+def parse_assignment(text: str, flag: str) -> tuple[str, object]:
+    """``KEY=VALUE`` with a TOML value; bare words (``5ms``) are strings."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(flag, "assignment", text, "expected KEY=VALUE, e.g. links.wireless.delay=1ms")
+    try:
+        parsed: object = tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value.strip()
+    return key.strip(), parsed
+
+
+def apply_override(data: dict[str, object], key: str, value: object, flag: str) -> None:
+    """Set a dotted key in the profile's data (``links.wireless.loss.p``)."""
+    parts = key.split(".")
+    if parts[0] not in PROFILE_KEYS:
+        raise ConfigError(flag, key, value, f"unknown profile key {parts[0]!r}")
+    node = data
+    for part in parts[:-1]:
+        child = node.get(part)
+        # A scalar on the way (loss = 0.03 overridden by loss.p) becomes a table.
+        node[part] = dict(child) if isinstance(child, Mapping) else {}
+        node = node[part]  # type: ignore[assignment]
+    node[parts[-1]] = value
+
+
+def load_profile(name_or_path: str, overrides: Sequence[tuple[str, object]] = (), flag: str = "--set") -> Profile:
+    """Load a shipped profile by name or any file, with ``--set`` overrides."""
+    name, data, where = _resolve(name_or_path)
+    for key, value in overrides:
+        apply_override(data, key, value, flag)
+    # A bad overridden value is not in the file: say where it came from.
+    return parse_profile(name, data, f"{where} with {flag}" if overrides else where, overrides)
 
 
 def min_limit_for(direction: Direction) -> int:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .paths import VENV_DIR
 from .stats import Summary, summarize
 
 
 @dataclass
 class CaseSummary:
+    profile: str
     label: str
     runs: int
     failed: int
@@ -42,6 +45,7 @@ def _summary(values: Sequence[float | None]) -> Summary | None:
 def summarize_case(case: Mapping[str, Any]) -> CaseSummary:
     runs = _ok_runs(case)
     return CaseSummary(
+        profile=str(case.get("profile")),
         label=str(case.get("label")),
         runs=len(runs),
         failed=len(case.get("runs", [])) - len(runs),
@@ -56,6 +60,14 @@ def summaries(result: Mapping[str, Any]) -> list[CaseSummary]:
     return [summarize_case(c) for c in result["cases"]]
 
 
+def by_profile(rows: Sequence[CaseSummary]) -> dict[str, list[CaseSummary]]:
+    """Rows grouped by profile variant, in the order they were run."""
+    groups: dict[str, list[CaseSummary]] = {}
+    for row in rows:
+        groups.setdefault(row.profile, []).append(row)
+    return groups
+
+
 def _fmt(summary: Summary | None, digits: int) -> str:
     return "-" if summary is None else f"{summary.median:.{digits}f}"
 
@@ -66,23 +78,12 @@ def _fmt_ci(summary: Summary | None) -> str:
     return f"[{summary.ci_low:.3f}, {summary.ci_high:.3f}] {summary.ci_level * 100:.0f}%"
 
 
-def table(result: Mapping[str, Any], baseline: str | None = None) -> str:
-    """A plain-text table; goodput ratios are against ``baseline``."""
-    rows = summaries(result)
+def _group_table(rows: Sequence[CaseSummary], baseline: str | None) -> list[list[str]]:
     base = next((r for r in rows if r.label == baseline), None) if baseline else None
     if base is None:
         base = next((r for r in rows if r.goodput), None)
-    header = [
-        "case",
-        "runs",
-        "goodput Mbit/s",
-        "median CI",
-        "vs " + (base.label if base else "-"),
-        "retx",
-        "RTT ms",
-        "RTOs",
-    ]
-    lines = [header]
+    header = ["case", "runs", "goodput Mbit/s", "median CI", "vs " + (base.label if base else "-")]
+    lines = [[*header, "retx", "RTT ms", "RTOs"]]
     for row in rows:
         ratio = "-"
         if row.goodput and base and base.goodput and base.goodput.median > 0:
@@ -100,22 +101,46 @@ def table(result: Mapping[str, Any], baseline: str | None = None) -> str:
                 _fmt(row.timeouts, 0),
             ]
         )
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return lines
+
+
+def _render(lines: list[list[str]]) -> list[str]:
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
     out = []
     for i, line in enumerate(lines):
         out.append("  ".join(cell.ljust(widths[j]) if j == 0 else cell.rjust(widths[j]) for j, cell in enumerate(line)))
         if i == 0:
             out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
+    return out
+
+
+def table(result: Mapping[str, Any], baseline: str | None = None) -> str:
+    """Plain-text tables, one per profile variant; goodput ratios are
+    against ``baseline`` (a scheme/sender label) within each variant."""
+    groups = by_profile(summaries(result))
+    blocks = []
+    for profile, rows in groups.items():
+        heading = [f"profile {profile}"] if len(groups) > 1 else []
+        blocks.append("\n".join(heading + _render(_group_table(rows, baseline))))
+    return "\n\n".join(blocks)
+
+
+def _profiles(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    exp = result.get("experiment", {})
+    profiles = exp.get("profiles")
+    return profiles if isinstance(profiles, list) else []
 
 
 def describe(result: Mapping[str, Any]) -> str:
     exp = result.get("experiment", {})
     meta = result.get("metadata", {})
-    profile = exp.get("profile", {})
+    profiles = _profiles(result)
+    first = profiles[0] if profiles else {}
     state = "complete" if result.get("complete") else ("interrupted" if result.get("interrupted") else "incomplete")
+    sweep = exp.get("sweep") or {}
+    swept = f", sweeping {', '.join(sweep)} over {len(profiles)} variants" if sweep else ""
     return (
-        f"experiment {exp.get('name')} ({state}): profile {profile.get('name')} - {profile.get('description')}\n"
+        f"experiment {exp.get('name')} ({state}): profile {first.get('name')} - {first.get('description')}{swept}\n"
         f"{exp.get('duration_s')} s per run, backend {meta.get('backend')}, kernel {meta.get('kernel_release')}, "
         f"airtcp {meta.get('git_describe')}"
     )
@@ -134,31 +159,45 @@ def _series(
     return [p[0] for p in points], [p[1] for p in points]
 
 
+def sweep_axis(result: Mapping[str, Any]) -> tuple[str, dict[str, object]] | None:
+    """(key, {profile label: value}) when exactly one key was swept."""
+    sweep = result.get("experiment", {}).get("sweep") or {}
+    if len(sweep) != 1:
+        return None
+    (key,) = sweep
+    values: dict[str, object] = {}
+    for profile in _profiles(result):
+        for k, v in profile.get("overrides", []):
+            if k == key:
+                values[str(profile.get("label"))] = v
+    return key, values
+
+
 def plot(result: Mapping[str, Any], path: Path) -> Path:
     """Goodput per case (median, interval) and cwnd / RTT of each case's first run."""
+    # A font cache that outlives the VM (whose home directory does not):
+    # building it costs minutes under software emulation.
+    os.environ.setdefault("MPLCONFIGDIR", str(VENV_DIR / "mplconfig"))
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     rows = summaries(result)
-    fig, (ax_bar, ax_cwnd, ax_rtt) = plt.subplots(3, 1, figsize=(9, 11), constrained_layout=True)
-    labels = [r.label for r in rows]
-    medians = [r.goodput.median if r.goodput else 0.0 for r in rows]
-    lower = [r.goodput.median - r.goodput.ci_low if r.goodput and r.goodput.ci_low is not None else 0.0 for r in rows]
-    upper = [r.goodput.ci_high - r.goodput.median if r.goodput and r.goodput.ci_high is not None else 0.0 for r in rows]
-    ax_bar.bar(range(len(rows)), medians, yerr=[lower, upper], capsize=4, color="tab:blue")
-    ax_bar.set_xticks(range(len(rows)), labels, rotation=20, ha="right")
-    ax_bar.set_ylabel("goodput (Mbit/s)")
+    fig, (ax_top, ax_cwnd, ax_rtt) = plt.subplots(3, 1, figsize=(9, 11), constrained_layout=True)
     exp = result.get("experiment", {})
-    profile = exp.get("profile", {})
-    ax_bar.set_title(f"{exp.get('name')}: {profile.get('name')}, {exp.get('duration_s')} s per run", fontsize=10)
-    for i, row in enumerate(rows):
-        if row.retransmits:
-            ax_bar.annotate(f"{row.retransmits.median:.0f} retx", (i, medians[i]), ha="center", va="bottom", fontsize=8)
+    profiles = _profiles(result)
+    title = f"{exp.get('name')}: {profiles[0].get('name') if profiles else '?'}, {exp.get('duration_s')} s per run"
+    axis = sweep_axis(result)
+    if axis is not None and len(by_profile(rows)) > 1:
+        _plot_sweep(ax_top, rows, axis)
+    else:
+        _plot_bars(ax_top, rows, multi=len(by_profile(rows)) > 1)
+    ax_top.set_title(title, fontsize=10)
+    first_profile = rows[0].profile if rows else None
     for case in result["cases"]:
         runs = _ok_runs(case)
-        if not runs:
+        if not runs or case.get("profile") != first_profile:
             continue
         t, cwnd = _series(runs[0], "cwnd", "cwnd_bytes", 1 / 1448)
         ax_cwnd.plot(t, cwnd, label=case["label"], linewidth=1)
@@ -166,7 +205,7 @@ def plot(result: Mapping[str, Any], path: Path) -> Path:
         ax_rtt.plot(t, rtt, label=case["label"], linewidth=1)
     ax_cwnd.set_ylabel("cwnd (segments)")
     ax_rtt.set_ylabel("smoothed RTT (ms)")
-    ax_rtt.set_xlabel("time (s), first run of each case")
+    ax_rtt.set_xlabel(f"time (s), first run of each case over {first_profile}")
     for ax in (ax_cwnd, ax_rtt):
         ax.grid(alpha=0.3)
         if ax.lines:
@@ -175,3 +214,38 @@ def plot(result: Mapping[str, Any], path: Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _err(rows: Sequence[CaseSummary]) -> tuple[list[float], list[float], list[float]]:
+    medians = [r.goodput.median if r.goodput else 0.0 for r in rows]
+    lower = [r.goodput.median - r.goodput.ci_low if r.goodput and r.goodput.ci_low is not None else 0.0 for r in rows]
+    upper = [r.goodput.ci_high - r.goodput.median if r.goodput and r.goodput.ci_high is not None else 0.0 for r in rows]
+    return medians, lower, upper
+
+
+def _plot_bars(ax: Any, rows: Sequence[CaseSummary], multi: bool) -> None:
+    labels = [f"{r.label}\n{r.profile}" if multi else r.label for r in rows]
+    medians, lower, upper = _err(rows)
+    ax.bar(range(len(rows)), medians, yerr=[lower, upper], capsize=4, color="tab:blue")
+    ax.set_xticks(range(len(rows)), labels, rotation=20, ha="right", fontsize=8 if multi else 10)
+    ax.set_ylabel("goodput (Mbit/s)")
+    for i, row in enumerate(rows):
+        if row.retransmits:
+            ax.annotate(f"{row.retransmits.median:.0f} retx", (i, medians[i]), ha="center", va="bottom", fontsize=8)
+
+
+def _plot_sweep(ax: Any, rows: Sequence[CaseSummary], axis: tuple[str, dict[str, object]]) -> None:
+    key, values = axis
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values.values())
+    order = list(dict.fromkeys(values))
+    for label in dict.fromkeys(r.label for r in rows):
+        series = [r for r in rows if r.label == label and r.profile in values]
+        xs: list[Any] = [values[r.profile] if numeric else order.index(r.profile) for r in series]
+        medians, lower, upper = _err(series)
+        ax.errorbar(xs, medians, yerr=[lower, upper], marker="o", capsize=3, label=label)
+    if not numeric:
+        ax.set_xticks(range(len(order)), [str(values[p]) for p in order])
+    ax.set_xlabel(key)
+    ax.set_ylabel("goodput (Mbit/s), median")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)

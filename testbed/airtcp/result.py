@@ -20,7 +20,7 @@ from typing import Any
 from .errors import AirtcpError
 
 FORMAT = "airtcp-result"
-VERSION = 1
+VERSION = 2  # 2: profile variants (experiment.profiles, cases[].profile)
 
 
 def now_iso() -> str:
@@ -41,12 +41,12 @@ def new_result(experiment: Mapping[str, object], metadata: Mapping[str, object])
     }
 
 
-def case_entry(result: dict[str, Any], scheme: str, sender: str) -> dict[str, Any]:
-    """The entry of one (scheme, sender) pair, created on first use."""
+def case_entry(result: dict[str, Any], profile: str, scheme: str, sender: str) -> dict[str, Any]:
+    """The entry of one (profile variant, scheme, sender), created on first use."""
     for case in result["cases"]:
-        if case["scheme"] == scheme and case["sender"] == sender:
+        if case["profile"] == profile and case["scheme"] == scheme and case["sender"] == sender:
             return case  # type: ignore[no-any-return]
-    case = {"scheme": scheme, "sender": sender, "label": f"{scheme}/{sender}", "runs": []}
+    case = {"profile": profile, "scheme": scheme, "sender": sender, "label": f"{scheme}/{sender}", "runs": []}
     result["cases"].append(case)
     return case
 
@@ -70,15 +70,30 @@ def save(result: Mapping[str, object], path: Path) -> None:
 
 def load(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text())
+        data: dict[str, Any] = json.loads(path.read_text())
     except FileNotFoundError:
         raise AirtcpError(f"{path}: no such result file") from None
     except json.JSONDecodeError as exc:
         raise AirtcpError(f"{path}: not a JSON result file ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise AirtcpError(f"{path}: not an airtcp result file (format = {data.get('format')!r})")
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise AirtcpError(f"{path}: not an airtcp result file (format = {found!r})")
+    if data.get("version") == 1:
+        data = _upgrade_v1(data)
     if data.get("version") != VERSION:
-        raise AirtcpError(f"{path}: result format version {data.get('version')!r}; this airtcp reads {VERSION}")
+        raise AirtcpError(f"{path}: result format version {data.get('version')!r}; this airtcp reads 1 and {VERSION}")
     if not isinstance(data.get("cases"), list):
         raise AirtcpError(f"{path}: result file has no cases list")
+    return data
+
+
+def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 had one profile per experiment and no profile per case."""
+    experiment = data.get("experiment", {})
+    profile = experiment.pop("profile", {})
+    experiment["profiles"] = [profile]
+    experiment.setdefault("sweep", {})
+    for case in data.get("cases", []) if isinstance(data.get("cases"), list) else []:
+        case.setdefault("profile", profile.get("name"))
+    data["version"] = VERSION
     return data

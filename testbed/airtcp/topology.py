@@ -16,7 +16,7 @@ from types import TracebackType
 from .errors import AirtcpError
 from .netns import Netns, ip_batch_root, kill_pids
 from .proc import run
-from .profile import DIRECTIONS, Profile
+from .profile import DIRECTIONS, Profile, netem_mismatches
 
 # Roles: S = fixed host (TCP sender), R = optional router carrying the
 # "internet" link, BS = base station, WH = wireless host (TCP receiver).
@@ -47,6 +47,7 @@ class Endpoint:
     dev: str
     ipv4: str
     ipv6: str
+    mac: str
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,8 @@ def plan_links(profile: Profile) -> list[LinkEnds]:
         plan.append(
             LinkEnds(
                 name,
-                Endpoint(left, f"to-{right}", f"10.10.{index}.1", f"fd00:10:{index}::1"),
-                Endpoint(right, f"to-{left}", f"10.10.{index}.2", f"fd00:10:{index}::2"),
+                Endpoint(left, f"to-{right}", f"10.10.{index}.1", f"fd00:10:{index}::1", f"02:00:0a:0a:{index:02x}:01"),
+                Endpoint(right, f"to-{left}", f"10.10.{index}.2", f"fd00:10:{index}::2", f"02:00:0a:0a:{index:02x}:02"),
             )
         )
     return plan
@@ -153,21 +154,9 @@ class Topology:
             # the caller's namespace, so nothing can be left behind there.
             left, right = self.hosts[link.left.role].name, self.hosts[link.right.role].name
             root.append(
-                [
-                    "link",
-                    "add",
-                    link.left.dev,
-                    "netns",
-                    left,
-                    "type",
-                    "veth",
-                    "peer",
-                    "name",
-                    link.right.dev,
-                    "netns",
-                    right,
-                ]
-            )
+                ["link", "add", link.left.dev, "netns", left, "address", link.left.mac, "type", "veth",
+                 "peer", "name", link.right.dev, "netns", right, "address", link.right.mac]
+            )  # fmt: skip
         ip_batch_root(root)
         routes = plan_routes(self.links)
         for role, ns in self.hosts.items():
@@ -181,6 +170,16 @@ class Topology:
                 commands.append(["addr", "add", f"{end.ipv4}/24", "dev", end.dev])
                 commands.append(["addr", "add", f"{end.ipv6}/64", "dev", end.dev, "nodad"])
                 commands.append(["link", "set", end.dev, "up"])
+            # Static neighbours: ARP and ND packets would otherwise cross the
+            # lossy links and stall the first packets of a run (or a flow
+            # after an outage) for a second, a testbed artefact.
+            for link in self.links:
+                for end, peer in ((link.left, link.right), (link.right, link.left)):
+                    if end.role == role:
+                        for address in (peer.ipv4, peer.ipv6):
+                            commands.append(
+                                ["neigh", "replace", address, "lladdr", peer.mac, "dev", end.dev, "nud", "permanent"]
+                            )
             for _family, dest, gateway in routes.get(role, []):
                 # ip infers the family from the addresses (no -6 in batch mode).
                 commands.append(["route", "add", dest, "via", gateway])
@@ -196,6 +195,23 @@ class Topology:
                         spec = self.profile.links[link.name].direction(direction)
                         qdiscs.append(["qdisc", "replace", "dev", end.dev, "root", "netem", *spec.netem_args()])
             ns.tc_batch(qdiscs)
+            self._verify(role)
+
+    def _verify(self, role: str) -> None:
+        """Read the qdiscs back: what the kernel holds must be the profile."""
+        out = run(["tc", "-n", self.hosts[role].name, "-j", "qdisc", "show"])
+        installed = {q.get("dev"): q for q in json.loads(out) if q.get("root")}
+        for link in self.links:
+            for direction in DIRECTIONS:
+                end = link.egress(direction)
+                if end.role != role:
+                    continue
+                qdisc = installed.get(end.dev, {})
+                spec = self.profile.links[link.name].direction(direction)
+                problems = ["no netem qdisc"] if qdisc.get("kind") != "netem" else []
+                problems += netem_mismatches(spec, qdisc.get("options", {})) if not problems else []
+                if problems:
+                    raise AirtcpError(f"{role}/{end.dev} ({link.name} {direction}): {'; '.join(problems)}")
 
     def qdiscs(self) -> dict[str, object]:
         """``tc -s qdisc show`` of every host, parsed (kept in results)."""

@@ -9,7 +9,6 @@ within 4 standard deviations of the configured p, sigma = sqrt(p (1 - p) / n)
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import statistics
@@ -17,10 +16,11 @@ import statistics
 import pytest
 
 from airtcp import experiment
-from airtcp.proc import poll_until
 from airtcp.profile import parse_profile
 from airtcp.scheme import load_scheme, load_sender
 from airtcp.topology import Topology
+
+from .probes import send_probes
 
 
 def _profile(wired: dict[str, object], wireless: dict[str, object], internet: dict[str, object] | None = None):  # type: ignore[no-untyped-def]
@@ -59,7 +59,7 @@ def test_loss_free_goodput(rate_mbit: int) -> None:
         {"rate": f"{rate_mbit}mbit", "delay": "10ms", "queue": 100},
     )
     exp = experiment.Experiment(
-        name="cal", description="cal", profile=profile,
+        name="cal", description="cal", profiles=[profile],
         cases=[(load_scheme("stock"), load_sender("cubic"))], duration_s=8, runs=1,
     )  # fmt: skip
     scheme, sender = exp.cases[0]
@@ -70,36 +70,17 @@ def test_loss_free_goodput(rate_mbit: int) -> None:
     assert goodput <= 1.0 * rate_mbit * 1.01  # netem's rate is a ceiling
 
 
-def _udp_loss(topo: Topology, sender: str, receiver: str, seconds: int, mbit: int) -> tuple[int, int]:
-    """Lost and sent datagrams of one iperf3 UDP transfer."""
-    server = topo.host(receiver).spawn(["iperf3", "-s", "-1", "-J"], name="udp server")
-    try:
-        listening = lambda: True if topo.host(receiver).run(["ss", "-Hltn", "sport = :5201"]).strip() else None  # noqa: E731
-        poll_until("the iperf3 server", listening, deadline_s=10)
-        argv = ["iperf3", "-c", topo.address(receiver), "-u", "-b", f"{mbit}M", "-l", "1000", "-t", str(seconds), "-J"]
-        out = topo.host(sender).run(argv, timeout=seconds + 60)
-        server.wait(timeout=20)
-    finally:
-        server.stop()
-    data = json.loads(out)
-    assert "error" not in data, data["error"]
-    assert "sum" in data["end"], json.dumps(data["end"])[:3000]
-    summary = data["end"]["sum"]
-    return int(summary["lost_packets"]), int(summary["packets"])
-
-
 @pytest.mark.parametrize(("direction", "p"), [("down", 0.03), ("up", 0.01)])
 def test_uniform_loss_rate(direction: str, p: float) -> None:
     profile = _profile(
         {"rate": "100mbit", "delay": "1ms"},
         {"rate": "20mbit", "delay": "5ms", "queue": 1000, "down": {"loss": 0.03}, "up": {"loss": 0.01}},
     )
+    sender, receiver = ("s", "wh") if direction == "down" else ("wh", "s")
     with Topology(profile) as topo:
-        sender, receiver = ("s", "wh") if direction == "down" else ("wh", "s")
-        lost, n = _udp_loss(topo, sender, receiver, seconds=10, mbit=5)
-    assert n >= 5000, f"only {n} datagrams"
+        probe = send_probes(topo, sender, receiver, count=6000, spacing=0.0005, size=200)
+    n = probe.count
     sigma = math.sqrt(p * (1 - p) / n)
-    measured = lost / n
-    assert abs(measured - p) <= 4 * sigma, (
-        f"measured {measured:.4f} over {n} packets, configured {p}, 4 sigma = {4 * sigma:.4f}"
+    assert abs(probe.loss - p) <= 4 * sigma, (
+        f"measured {probe.loss:.4f} over {n} packets, configured {p}, 4 sigma = {4 * sigma:.4f}"
     )

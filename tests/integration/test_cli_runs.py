@@ -40,7 +40,8 @@ def test_run_writes_a_self_describing_result(tmp_path: Path) -> None:
     assert "stock/cubic" in done.stdout and "stock/reno-classic" in done.stdout  # the table
     doc = result.load(out)
     assert doc["complete"] and not doc["interrupted"]
-    assert doc["experiment"]["profile"]["name"] == "fast"
+    assert [p["name"] for p in doc["experiment"]["profiles"]] == ["fast"]
+    assert {c["profile"] for c in doc["cases"]} == {"fast"}
     assert doc["metadata"]["kernel_release"] and doc["metadata"]["iperf3"].startswith("iperf 3")
     assert [c["label"] for c in doc["cases"]] == ["stock/cubic", "stock/reno-classic"]
     for case in doc["cases"]:

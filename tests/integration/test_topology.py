@@ -56,6 +56,10 @@ def test_build_verify_teardown() -> None:
             "generic-receive-offload: off",
         ):
             assert feature in features
+        # Static neighbours: no ARP/ND ever crosses a lossy link.
+        neigh = topo.host("bs").run(["ip", "neigh", "show", "dev", "to-wh"])
+        assert "10.10.2.2 lladdr 02:00:0a:0a:02:02 PERMANENT" in neigh
+        assert "fd00:10:2::2 lladdr 02:00:0a:0a:02:02 PERMANENT" in neigh
         # Routing works end to end, in both families; addresses exist only inside.
         topo.host("s").run(["ping", "-c", "1", "-W", "5", topo.address("wh", "4")])
         topo.host("s").run(["ping", "-6", "-c", "1", "-W", "5", topo.address("wh", "6")])

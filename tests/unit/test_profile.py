@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
 import pytest
 
 from airtcp.errors import ConfigError
-from airtcp.profile import Direction, available_profiles, load_profile, parse_profile
+from airtcp.lossmodels import GilbertElliott, Uniform
+from airtcp.profile import (
+    Direction,
+    available_profiles,
+    load_profile,
+    netem_mismatches,
+    parse_assignment,
+    parse_profile,
+)
 
 GOLDEN = Path(__file__).parent / "golden" / "profiles"
 
@@ -39,8 +48,8 @@ def test_shared_keys_apply_to_both_directions() -> None:
 def test_direction_override() -> None:
     data = _with(rate="2mbit", delay="1ms", loss=0.01, up={"loss": 0}, down={"delay": "5ms"})
     wireless = parse_profile("t", data, "t.toml").links["wireless"]
-    assert wireless.up.loss == 0.0 and wireless.up.delay_s == pytest.approx(0.001)
-    assert wireless.down.loss == 0.01 and wireless.down.delay_s == pytest.approx(0.005)
+    assert wireless.up.loss.loss_rate() == 0.0 and wireless.up.delay_s == pytest.approx(0.001)
+    assert wireless.down.loss.loss_rate() == 0.01 and wireless.down.delay_s == pytest.approx(0.005)
     assert "loss" not in wireless.up.netem_args()
 
 
@@ -95,11 +104,18 @@ def test_unknown_profile_lists_known_ones() -> None:
 
 
 def compiled(name: str) -> str:
+    """netem and timeloss arguments per link and direction, then the
+    scheduled changes of a 20 s run."""
     profile = load_profile(name)
     lines = []
     for link_name, link in profile.links.items():
         for which in ("down", "up"):
-            lines.append(f"{link_name} {which}: netem {' '.join(link.direction(which).netem_args())}")
+            direction = link.direction(which)
+            lines.append(f"{link_name} {which}: netem {' '.join(direction.netem_args())}")
+            if direction.timeloss_args():
+                lines.append(f"{link_name} {which}: timeloss {' '.join(direction.timeloss_args() or [])}")
+    for link_name, event in profile.events(20.0):
+        lines.append(f"{link_name} {event.direction} at {event.at_s:g}s: netem {' '.join(event.state.netem_args())}")
     return "\n".join(lines) + "\n"
 
 
@@ -116,3 +132,143 @@ def test_shipped_profiles_match_golden(name: str) -> None:
         golden.write_text(text)
     assert golden.exists(), f"no golden file for profile {name}: run with AIRTCP_UPDATE_GOLDEN=1 and review it"
     assert text == golden.read_text()
+
+
+# ------------------------------------------------------------- composition
+
+
+def test_extends_merges_tables(tmp_path: Path) -> None:
+    child = tmp_path / "child.toml"
+    child.write_text(
+        'description = "child"\nextends = "wavelan-2m-20ms"\n[links.wireless]\ndelay = "1ms"\nloss = 0.02\n'
+    )
+    profile = load_profile(str(child))
+    assert profile.description == "child"
+    wireless = profile.links["wireless"]
+    assert wireless.down.delay_s == pytest.approx(0.001) and wireless.down.rate_bps == 2_000_000
+    assert wireless.down.limit_packets == 41  # queue 40 kept from the parent, 1 packet on the delay line
+    assert profile.links["wired"].down.delay_s == pytest.approx(0.020)
+
+
+def test_extends_cycle_is_an_error(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    a.write_text(f'description = "a"\nextends = "{b}"\n')
+    b.write_text(f'description = "b"\nextends = "{a}"\n')
+    with pytest.raises(ConfigError, match="cycle"):
+        load_profile(str(a))
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [
+        ("links.wireless.delay=1ms", "links.wireless.delay", "1ms"),
+        ("links.wireless.loss=0.05", "links.wireless.loss", 0.05),
+        ("links.wireless.loss.mean_bytes=16384", "links.wireless.loss.mean_bytes", 16384),
+        ('links.wireless.loss={model="uniform", p=0.1}', "links.wireless.loss", {"model": "uniform", "p": 0.1}),
+    ],
+)
+def test_assignments(text: str, key: str, value: object) -> None:
+    assert parse_assignment(text, "--set") == (key, value)
+
+
+def test_set_overrides_and_label() -> None:
+    profile = load_profile("vaidya99-exp16k-20ms", [("links.wireless.loss.mean_bytes", 131072)])
+    assert profile.label == "vaidya99-exp16k-20ms[links.wireless.loss.mean_bytes=131072]"
+    assert profile.links["wireless"].down.loss.loss_rate() == pytest.approx(1 - math.exp(-1000 / 131072))
+    assert profile.links["wireless"].up.loss.loss_rate() == pytest.approx(1 - math.exp(-40 / 131072))
+    with pytest.raises(ConfigError, match="^--set: link.wired.delay = '1ms': unknown profile key 'link'"):
+        load_profile("wavelan-2m-20ms", [("link.wired.delay", "1ms")])
+    with pytest.raises(ConfigError, match=r"links\.wireless\.delay = 'soon'"):
+        load_profile("wavelan-2m-20ms", [("links.wireless.delay", "soon")])
+
+
+def test_schedule_events_carry_the_full_state() -> None:
+    profile = load_profile("zeng-delay-spike")
+    events = profile.events(20.0)
+    assert [(name, e.at_s, e.direction) for name, e in events] == [
+        ("wireless", 5.0, "down"), ("wireless", 5.0, "up"), ("wireless", 11.0, "down"), ("wireless", 11.0, "up"),
+    ]  # fmt: skip
+    spike = events[0][1].state
+    assert spike.delay_s == 2.0 and spike.rate_bps == 250_000
+    # The queue (50) is kept: the delay line grows from 4 to 42 MTU packets.
+    assert spike.limit_packets == 50 + math.ceil(250_000 * 2.0 / 12_000)
+    assert events[2][1].state == profile.links["wireless"].down
+    assert profile.events(8.0) == events[:2]  # only what happens within the run
+
+
+def test_delay_variation_is_seeded_and_bounded() -> None:
+    profile = load_profile("zeng-delay-variation")
+    events = profile.events(10.0)
+    assert events == load_profile("zeng-delay-variation").events(10.0)
+    times = sorted({e.at_s for _, e in events})
+    assert times[0] == 0.5 and times[1] == 1.0 and times[-1] == 9.5
+    delays = [e.state.delay_s for _, e in events]
+    assert all(0.090 <= d <= 0.250 for d in delays)
+    assert 0.13 < sum(delays) / len(delays) < 0.21  # mean 170 ms
+    reseeded = load_profile("zeng-delay-variation", [("links.wireless.delay_variation.seed", 2)])
+    assert [e.state.delay_s for _, e in reseeded.events(10.0)] != delays
+
+
+@pytest.mark.parametrize(
+    ("link", "key", "problem"),
+    [
+        ({"schedule": [{"delay": "1s"}]}, "links.wireless.schedule[0].at", "missing"),
+        ({"schedule": [{"at": "1s", "direction": "sideways"}]}, "links.wireless.schedule[0].direction", "down, up"),
+        ({"schedule": [{"at": "1s", "colour": 1}]}, "links.wireless.schedule[0].colour", "unknown key"),
+        ({"schedule": {"at": "1s"}}, "links.wireless.schedule", "array of tables"),
+        ({"delay_variation": {"every": "1s", "low": "20ms"}}, "links.wireless.delay_variation.high", "missing"),
+        ({"delay_variation": {"every": "1s", "low": "2s", "high": "1s"}}, "links.wireless.delay_variation.high", "low"),
+    ],
+)
+def test_bad_dynamics(link: dict[str, object], key: str, problem: str) -> None:
+    data = _with(rate="2mbit", delay="20ms", **link)
+    with pytest.raises(ConfigError) as err:
+        parse_profile("bad", data, "bad.toml")
+    assert str(err.value).startswith(f"bad.toml: {key} = "), str(err.value)
+    assert problem in str(err.value)
+
+
+def test_overhead_and_packet_size() -> None:
+    profile = load_profile("80211b-11m-ge")
+    down = profile.links["wireless"].down
+    assert down.netem_args()[5:7] == ["11000000bit", "1674"]
+    # 1500-byte packets carrying 1460 bytes reach Table 1's 5.06 Mbit/s.
+    assert 1460 * 8 / ((1500 + down.overhead_bytes) * 8 / 11e6) / 1e6 == pytest.approx(5.06, abs=0.01)
+    assert profile.links["wireless"].up.overhead_bytes == 0
+
+
+# Options as tc -j reported them for these very arguments (captured in the VM).
+TC_RANDOM = {
+    "limit": 44,
+    "delay": {"delay": 0.02, "jitter": 0.001, "correlation": 0},
+    "loss-random": {"loss": 0.03, "correlation": 0},
+    "rate": {"rate": 250000, "packetoverhead": 1674, "cellsize": 0, "celloverhead": 0},
+    "ecn": False,
+    "gap": 0,
+}
+TC_GEMODEL = {
+    "limit": 44,
+    "delay": {"delay": 0.02, "jitter": 0, "correlation": 0},
+    "loss-gemodel": {"p": 0.04, "r": 0.06, "1-h": 0.005, "1-k": 0.001},
+    "rate": {"rate": 250000, "packetoverhead": 0, "cellsize": 0, "celloverhead": 0},
+}
+
+
+@pytest.mark.parametrize(
+    ("direction", "options", "problems"),
+    [
+        (Direction(2_000_000, 0.02, 0.001, "normal", 44, Uniform(0.03), 1674), TC_RANDOM, []),
+        (Direction(2_000_000, 0.02, 0.0, "uniform", 44, GilbertElliott(0.001, 0.005, 0.96, 0.94)), TC_GEMODEL, []),
+        (Direction(2_000_000, 0.02, 0.001, "normal", 45, Uniform(0.03), 1674), TC_RANDOM, ["limit is 44"]),
+        (Direction(1_000_000, 0.02, 0.001, "normal", 44, Uniform(0.03), 1674), TC_RANDOM, ["rate is 250000"]),
+        (Direction(2_000_000, 0.02, 0.001, "normal", 44, Uniform(0.02), 1674), TC_RANDOM, ["loss is 0.03"]),
+        (Direction(2_000_000, 0.02, 0.001, "normal", 44, Uniform(0.0), 1674), TC_RANDOM, ["a loss model is installed"]),
+        (Direction(2_000_000, 0.02, 0.0, "uniform", 44, GilbertElliott(0.001, 0.005, 0.9, 0.94)), TC_GEMODEL,
+         ["gemodel p is 0.04"]),
+    ],
+)  # fmt: skip
+def test_netem_readback(direction: Direction, options: dict[str, object], problems: list[str]) -> None:
+    found = netem_mismatches(direction, options)
+    assert len(found) == len(problems)
+    for got, want in zip(found, problems, strict=True):
+        assert got.startswith(want), got

@@ -103,7 +103,7 @@ def test_default_experiment_covers_every_scheme_and_its_senders() -> None:
     assert [(s.name, t.name) for s, t in exp.cases] == expected
     wireless = exp.profile.links["wireless"]
     assert wireless.down.rate_bps == 2_000_000 and wireless.down.delay_s == pytest.approx(0.02)
-    assert wireless.down.loss == wireless.up.loss == pytest.approx(0.03)
+    assert wireless.down.loss.loss_rate() == wireless.up.loss.loss_rate() == pytest.approx(0.03)
 
 
 def test_overrides_and_their_errors() -> None:
@@ -118,3 +118,29 @@ def test_overrides_and_their_errors() -> None:
         load_experiment("default", Overrides(runs=0))
     with pytest.raises(ConfigError, match="^--experiment: experiment = 'nope'"):
         load_experiment("nope")
+
+
+def test_sweeps_make_profile_variants() -> None:
+    exp = load_experiment(
+        "default",
+        Overrides(
+            profile="vaidya99-exp16k-20ms",
+            sets=["links.wireless.delay=1ms"],
+            sweeps=["links.wireless.loss.mean_bytes=16384,65536", "links.wired.down.loss=0,0.03"],
+            schemes=["stock"],
+            senders=["reno-classic"],
+        ),
+    )
+    assert len(exp.profiles) == 4 and len(exp.cases) == 1
+    assert exp.sweep == {"links.wireless.loss.mean_bytes": [16384, 65536], "links.wired.down.loss": [0, 0.03]}
+    assert all(p.links["wireless"].down.delay_s == pytest.approx(0.001) for p in exp.profiles)
+    assert [p.label for p in exp.profiles][1] == (
+        "vaidya99-exp16k-20ms[links.wireless.delay=1ms,links.wireless.loss.mean_bytes=16384,links.wired.down.loss=0.03]"
+    )
+    assert exp.profiles[3].links["wired"].down.loss.loss_rate() == pytest.approx(0.03)
+    doc = exp.to_json()
+    assert len(doc["profiles"]) == 4 and doc["sweep"] == exp.sweep  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="expected KEY=V1,V2"):
+        load_experiment("default", Overrides(sweeps=["links.wireless.delay"]))
+    with pytest.raises(ConfigError, match="uniform-2m-20ms-3pct.toml with --set/--sweep: links.wireless.delay = 'x'"):
+        load_experiment("default", Overrides(sweeps=["links.wireless.delay=x"]))

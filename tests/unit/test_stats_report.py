@@ -46,8 +46,9 @@ def test_summary() -> None:
 
 def test_result_roundtrip_and_atomic_save(tmp_path: Path) -> None:
     doc = result.new_result({"name": "x"}, {"backend": "vm"})
-    result.case_entry(doc, "stock", "cubic")["runs"].append({"error": None})
-    assert result.case_entry(doc, "stock", "cubic") is doc["cases"][0]
+    result.case_entry(doc, "p", "stock", "cubic")["runs"].append({"error": None})
+    assert result.case_entry(doc, "p", "stock", "cubic") is doc["cases"][0]
+    assert result.case_entry(doc, "q", "stock", "cubic") is doc["cases"][1]
     path = tmp_path / "sub" / "r.json"
     result.save(doc, path)
     assert result.load(path) == doc
@@ -60,7 +61,8 @@ def test_result_roundtrip_and_atomic_save(tmp_path: Path) -> None:
         ("{", "not a JSON result file"),
         ('{"format": "flent"}', "not an airtcp result file"),
         ('{"format": "airtcp-result", "version": 99, "cases": []}', "version 99"),
-        ('{"format": "airtcp-result", "version": 1}', "no cases"),
+        ('{"format": "airtcp-result", "version": 2}', "no cases"),
+        ("[1, 2]", "not an airtcp result file"),
     ],
 )
 def test_bad_result_files(tmp_path: Path, content: str, problem: str) -> None:
@@ -68,6 +70,14 @@ def test_bad_result_files(tmp_path: Path, content: str, problem: str) -> None:
     path.write_text(content)
     with pytest.raises(AirtcpError, match=problem):
         result.load(path)
+
+
+def test_version_1_files_are_upgraded() -> None:
+    doc = result.load(FIXTURES / "result-v1.json")
+    assert doc["version"] == result.VERSION
+    (profile,) = doc["experiment"]["profiles"]
+    assert profile["name"] == "uniform-2m-20ms-3pct"
+    assert {case["profile"] for case in doc["cases"]} == {"uniform-2m-20ms-3pct"}
 
 
 def test_table_from_a_real_result() -> None:
