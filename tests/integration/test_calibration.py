@@ -60,7 +60,7 @@ def test_loss_free_goodput(rate_mbit: int) -> None:
     )
     exp = experiment.Experiment(
         name="cal", description="cal", profiles=[profile],
-        cases=[(load_scheme("stock"), load_sender("cubic"))], duration_s=8, runs=1,
+        cases=[(load_scheme("stock"), load_sender("cubic"))], duration_s=12, runs=1,
     )  # fmt: skip
     scheme, sender = exp.cases[0]
     record = experiment.run_once(exp, scheme, sender)
