@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Snoop (Balakrishnan et al., 1995; Vaidya et al. 1999 section 4) as a
+ * pure state machine.
+ *
+ * Towards the wireless host (data from the fixed host):
+ *   new segment           cache a copy, forward it
+ *   sender retransmission of data the wireless host already acknowledged:
+ *                         drop it; answer with an ACK for the last ACK seen,
+ *                         in the wireless host's name (the sender retransmits
+ *                         because an ACK was lost on the wired side, or it
+ *                         timed out early), rate-limited
+ *   other sender retransmission
+ *                         forward it, mark the cached segment as the
+ *                         sender's: its dupacks now go to the sender, which
+ *                         counts them
+ *
+ * From the wireless host (ACKs):
+ *   new ACK               free acknowledged segments, take an RTT sample
+ *                         (Karn: never from a retransmitted segment), look
+ *                         for further holes, forward
+ *   duplicate ACK         if the hole is cached: retransmit it locally
+ *                         (rtx_thresh dupacks, 1 + c copies) and drop the
+ *                         dupack; if not, forward it: the sender must recover
+ *   older ACK             drop (reordered on the uplink; carries nothing new)
+ *
+ * Timer: a local retransmission timeout from a smoothed RTT of the wireless
+ * hop (RFC 6298 estimator over the base station <-> wireless host loop,
+ * queueing included), exponential backoff, max_local_rtx rounds per
+ * segment; after that the segment is left to the sender (its dupacks pass).
+ *
+ * Loss inference.  Every transmission towards the wireless host gets an
+ * ordinal.  The hop is a FIFO, so when a transmission is known to have
+ * arrived, every earlier transmission has either arrived or is lost.  A
+ * cached segment is deemed lost when a transmission at least rtx_thresh
+ * ordinals later has arrived.  What is known to have arrived:
+ *   - with SACK: every segment cumulatively acknowledged or covered by a SACK
+ *     block (exact; DSACK blocks report duplicates and are not evidence);
+ *   - without SACK: cumulatively acknowledged segments, plus one more
+ *     transmission for every duplicate ACK (each one is an arrival).
+ * This finds the second hole of a window at the partial ACK that ends the
+ * first, and a lost local retransmission as soon as anything sent after it
+ * arrives, without waiting for the timer.  Without SACK only the hole at the
+ * cumulative ACK can be inferred (nothing is known about segments above it).
+ * The first round also follows the paper's rule: rtx_thresh dupacks.
+ *
+ * SACK towards the sender: while every hole below the highest SACK block is
+ * cached here (so this box will repair it), the SACK option of forwarded
+ * ACKs is blanked (hide_sack): a RACK/SACK sender would otherwise mark the
+ * holes lost about min_rtt/4 later and retransmit them itself, halving its
+ * window for a loss the base station repairs anyway.  When a hole is not
+ * cached (lost before this box, or the cache was full), ACKs pass untouched:
+ * that loss is the sender's to recover, and its SACK information is true.
+ */
+#include <string.h>
+
+#include "filter_snoop.h"
+#include "flow.h"
+#include "json.h"
+#include "seq.h"
+
+#define NS_PER_MS 1000000ULL
+#define RTTVAR_FLOOR_NS (1 * NS_PER_MS)	/* keep rto above srtt when the hop is perfectly steady */
+
+static bool sack_mode(const struct flow *f, const struct pep_ctx *ctx)
+{
+	return ctx->cfg->use_sack && conn_sack_ok(&f->conn);
+}
+
+uint64_t snoop_rto(const struct snoop_state *s, const struct pep_config *cfg)
+{
+	uint64_t rto, var;
+
+	if (s->rtt_valid) {
+		var = 4 * s->rttvar_ns;
+		rto = s->srtt_ns + (var > RTTVAR_FLOOR_NS ? var : RTTVAR_FLOOR_NS);
+	} else {
+		rto = cfg->rto_initial_ns;
+	}
+	if (rto < cfg->rto_min_ns)
+		rto = cfg->rto_min_ns;
+	rto <<= s->backoff;
+	if (rto > cfg->rto_max_ns)
+		rto = cfg->rto_max_ns;
+	return rto;
+}
+
+static void rtt_sample(struct snoop_state *s, uint64_t r)
+{
+	uint64_t err;
+
+	if (!s->rtt_valid) {
+		s->srtt_ns = r;
+		s->rttvar_ns = r / 2;
+		s->rtt_valid = true;
+		return;
+	}
+	err = s->srtt_ns > r ? s->srtt_ns - r : r - s->srtt_ns;
+	s->rttvar_ns = s->rttvar_ns - s->rttvar_ns / 4 + err / 4;
+	s->srtt_ns = s->srtt_ns - s->srtt_ns / 8 + r / 8;
+}
+
+void snoop_init(struct flow *f, const struct pep_ctx *ctx)
+{
+	(void)ctx;
+	memset(&f->st.snoop, 0, sizeof(f->st.snoop));
+}
+
+/* The oldest cached segment the local timer is responsible for. */
+static struct seg *timer_head(struct flow *f)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->cache.count; i++) {
+		struct seg *g = segq_at(&f->cache, i);
+
+		if (!(g->flags & (SEG_SACKED | SEG_GIVEN_UP)))
+			return g;
+	}
+	return NULL;
+}
+
+static void rearm(struct flow *f, const struct pep_ctx *ctx, struct pep_out *out)
+{
+	struct seg *h = timer_head(f);
+	uint64_t at;
+
+	if (!h) {
+		if (f->deadline) {
+			out->timer_op = TIMER_CANCEL;
+			out->timer_at = 0;
+		}
+		return;
+	}
+	at = h->last_tx_ns + snoop_rto(&f->st.snoop, ctx->cfg);
+	if (at != f->deadline) {
+		out->timer_op = TIMER_SET;
+		out->timer_at = at;
+	}
+}
+
+static void note_transmission(struct snoop_state *s, struct seg *g, uint64_t now, uint8_t copies)
+{
+	g->tx_first = s->tx_counter + 1;
+	s->tx_counter += copies;
+	g->tx_order = s->tx_counter;
+	g->last_tx_ns = now;
+}
+
+/* One local retransmission round of g; false when it was not sent. */
+static bool retransmit(const struct snoop_policy *pol, struct flow *f, struct seg *g, const struct pep_ctx *ctx,
+		       struct pep_out *out, bool by_timer)
+{
+	struct snoop_state *s = &f->st.snoop;
+	uint8_t extra;
+
+	if (g->local_rtx >= ctx->cfg->max_local_rtx) {
+		if (!(g->flags & SEG_GIVEN_UP)) {
+			g->flags |= SEG_GIVEN_UP;
+			COUNT(ctx, f, rtx_given_up, 1);
+		}
+		return false;
+	}
+	extra = pol->extra_copies(f, ctx);
+	if (extra > SNOOP_MAX_EXTRA_COPIES)
+		extra = SNOOP_MAX_EXTRA_COPIES;
+	if (!out_push(out, ACTION_SEND_SEGMENT, g->seq, (uint8_t)(1 + extra)))
+		return false;
+	note_transmission(s, g, ctx->now, (uint8_t)(1 + extra));
+	g->local_rtx++;
+	g->last_extra = extra;
+	g->flags &= (uint8_t)~SEG_SACKED;
+	if (by_timer)
+		COUNT(ctx, f, local_rtx_timer, 1);
+	else
+		COUNT(ctx, f, local_rtx, 1);
+	COUNT(ctx, f, copies_sent, extra);
+	return true;
+}
+
+static bool may_retransmit(const struct seg *g)
+{
+	return !(g->flags & (SEG_SACKED | SEG_GIVEN_UP));
+}
+
+/*
+ * Retransmit cached segments that a later arrival proves lost (see the
+ * top of the file); at most max_burst per event.  Without SACK only the
+ * segment at the cumulative ACK can be judged.
+ */
+static void detect_losses(const struct snoop_policy *pol, struct flow *f, const struct pep_ctx *ctx,
+			  struct pep_out *out, bool sackm)
+{
+	struct snoop_state *s = &f->st.snoop;
+	uint32_t budget = ctx->cfg->max_burst, i, n = sackm ? f->cache.count : (f->cache.count ? 1 : 0);
+
+	for (i = 0; i < n && budget; i++) {
+		struct seg *g = segq_at(&f->cache, i);
+
+		if (!may_retransmit(g))
+			continue;
+		if (!sackm && seq_after(g->seq, s->last_ack))
+			break;	/* not the hole at the cumulative ACK */
+		if (s->delivered < g->tx_order + ctx->cfg->rtx_thresh)
+			continue;
+		if (retransmit(pol, f, g, ctx, out, false))
+			budget--;
+	}
+}
+
+/* RFC 2883: the first block reports a duplicate if it lies below the ACK or inside the second block. */
+static bool first_block_is_dsack(const struct pkt *p)
+{
+	if (p->nsack == 0)
+		return false;
+	if (seq_before(p->sack[0].start, p->ack))
+		return true;
+	return p->nsack > 1 && seq_geq(p->sack[0].start, p->sack[1].start) && seq_leq(p->sack[0].end, p->sack[1].end);
+}
+
+/* Is a SACK block plausible: non-empty, above the ACK, not beyond what was sent? */
+static bool block_valid(const struct snoop_state *s, const struct sack_block *b, uint32_t ack)
+{
+	return seq_before(b->start, b->end) && seq_geq(b->start, ack) && seq_leq(b->end, s->snd_max);
+}
+
+/* Mark cached segments the SACK blocks cover; they are evidence of arrival. */
+static void sack_mark(struct flow *f, const struct pkt *p)
+{
+	struct snoop_state *s = &f->st.snoop;
+	int b = first_block_is_dsack(p) ? 1 : 0;
+	uint32_t i;
+
+	for (; b < p->nsack; b++) {
+		const struct sack_block *blk = &p->sack[b];
+
+		if (!block_valid(s, blk, p->ack))
+			continue;
+		for (i = 0; i < f->cache.count; i++) {
+			struct seg *g = segq_at(&f->cache, i);
+
+			if (seq_geq(g->seq, blk->end))
+				break;
+			if (seq_geq(g->seq, blk->start) && seq_leq(g->end, blk->end) && !(g->flags & SEG_SACKED)) {
+				g->flags |= SEG_SACKED;
+				if (g->tx_first > s->delivered)
+					s->delivered = g->tx_first;
+			}
+		}
+	}
+}
+
+/*
+ * Will this box repair every hole below the highest SACK block?  Then the
+ * sender need not see the blocks (nor the dupack that carries them).
+ */
+static bool holes_cached(const struct flow *f, const struct pkt *p)
+{
+	const struct snoop_state *s = &f->st.snoop;
+	uint32_t pos = p->ack, top = p->ack, guard;
+	int b, first = first_block_is_dsack(p) ? 1 : 0;
+
+	for (b = first; b < p->nsack; b++)
+		if (block_valid(s, &p->sack[b], p->ack) && seq_after(p->sack[b].end, top))
+			top = p->sack[b].end;
+	for (guard = f->cache.count + PKT_MAX_SACK + 2; seq_before(pos, top) && guard; guard--) {
+		bool moved = false;
+		long i;
+
+		for (b = first; b < p->nsack; b++) {
+			const struct sack_block *blk = &p->sack[b];
+
+			if (block_valid(s, blk, p->ack) && seq_leq(blk->start, pos) && seq_after(blk->end, pos)) {
+				pos = blk->end;
+				moved = true;
+				break;
+			}
+		}
+		if (moved)
+			continue;
+		i = segq_find(&f->cache, pos);
+		if (i < 0)
+			return false;	/* a hole this box has no copy of */
+		const struct seg *g = segq_at(&f->cache, (uint32_t)i);
+
+		if (g->flags & (SEG_GIVEN_UP | SEG_SENDER_RTX))
+			return false;	/* the sender is (or must be) recovering it */
+		pos = g->end;
+	}
+	return !seq_before(pos, top);
+}
+
+static void maybe_hide_sack(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out,
+			    bool sackm)
+{
+	if (!sackm || !p->nsack || !ctx->cfg->hide_sack || out->verdict != VERDICT_ACCEPT)
+		return;
+	if (holes_cached(f, p)) {
+		out->hide_sack = true;
+		COUNT(ctx, f, sack_hidden, 1);
+	}
+}
+
+static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out)
+{
+	struct snoop_state *s = &f->st.snoop;
+	const struct pep_config *cfg = ctx->cfg;
+	uint32_t end = pkt_end(p);
+	struct seg *g = NULL;
+	enum cache_insert r;
+	bool sender_rtx;
+
+	COUNT(ctx, f, data_packets, 1);
+	if (p->flags & TCPF_SYN) {
+		s->snd_max = end;
+		s->data_seen = true;
+		return;
+	}
+	if (!s->data_seen) {
+		s->snd_max = p->seq;
+		s->data_seen = true;
+	}
+	if (p->payload_len == 0) {
+		if (seq_after(end, s->snd_max))
+			s->snd_max = end;	/* a FIN */
+		return;
+	}
+	if (s->ack_seen && seq_leq(end, s->last_ack)) {
+		/* Every byte of it is acknowledged already: the wireless host has it. */
+		COUNT(ctx, f, sender_rtx, 1);
+		COUNT(ctx, f, data_dropped, 1);
+		out->verdict = VERDICT_DROP;
+		if (cfg->ack_acked_rtx &&
+		    (s->last_gen_ack_ns == 0 || ctx->now - s->last_gen_ack_ns >= cfg->rto_min_ns) &&
+		    out_push(out, ACTION_SEND_ACK, s->last_ack, 1)) {
+			s->last_gen_ack_ns = ctx->now;
+			COUNT(ctx, f, acks_generated, 1);
+		}
+		return;
+	}
+	sender_rtx = seq_before(p->seq, s->snd_max);
+	if (sender_rtx)
+		COUNT(ctx, f, sender_rtx, 1);
+	r = segq_insert(&f->cache, ctx->budget, p->seq, end, p->data, p->len, &g);
+	switch (r) {
+	case CACHE_INSERTED:
+		COUNT(ctx, f, cached_packets, 1);
+		g->first_tx_ns = ctx->now;
+		if (sender_rtx)
+			g->flags |= SEG_SENDER_RTX;
+		note_transmission(s, g, ctx->now, 1);
+		break;
+	case CACHE_DUPLICATE:
+		/* the sender's own retransmission of a segment cached here */
+		g->flags = (uint8_t)((g->flags | SEG_SENDER_RTX) & ~(SEG_GIVEN_UP | SEG_SACKED));
+		g->local_rtx = 0;
+		note_transmission(s, g, ctx->now, 1);
+		break;
+	case CACHE_FULL:
+	case CACHE_NOMEM:
+		COUNT(ctx, f, cache_full, 1);
+		break;
+	}
+	if (seq_after(end, s->snd_max))
+		s->snd_max = end;
+}
+
+static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const struct pkt *p,
+		       const struct pep_ctx *ctx, bool sackm)
+{
+	struct snoop_state *s = &f->st.snoop;
+	struct seg *sample = NULL;
+	uint32_t discount = 0, i;
+
+	for (i = 0; i < f->cache.count; i++) {
+		struct seg *g = segq_at(&f->cache, i);
+
+		if (seq_after(g->end, p->ack))
+			break;
+		if (!(g->flags & SEG_SENDER_RTX))
+			pol->first_tx_outcome(f, ctx, g->local_rtx > 0);
+		if (g->tx_first > s->delivered)
+			s->delivered = g->tx_first;
+		if (g->local_rtx == 0 && !(g->flags & SEG_SENDER_RTX))
+			sample = g;
+		else if (g->local_rtx > 0)
+			discount += g->last_extra;
+	}
+	if (sample && ctx->now >= sample->last_tx_ns)
+		rtt_sample(s, ctx->now - sample->last_tx_ns);
+	segq_ack(&f->cache, ctx->budget, p->ack);
+	s->last_ack = p->ack;
+	s->last_win = p->window;
+	s->dupacks = 0;
+	s->backoff = 0;
+	/*
+	 * The remaining extra copies will each draw a dupack for the new ACK.
+	 * With SACK they are recognised by their DSACK block anyway; without,
+	 * discount_copy_dupacks = false counts them like any dupack (the
+	 * paper's Snoop+, whose c >= 3 then triggers a false round).
+	 */
+	s->dup_discount = sackm || ctx->cfg->discount_copy_dupacks ? discount : 0;
+}
+
+static void on_dupack(const struct snoop_policy *pol, struct flow *f, const struct pkt *p, const struct pep_ctx *ctx,
+		      struct pep_out *out, bool sackm)
+{
+	struct snoop_state *s = &f->st.snoop;
+	bool only_dsack = sackm && p->nsack == 1 && first_block_is_dsack(p);
+	struct seg *h = NULL;
+	bool handled, ours = false;
+	long i;
+
+	i = segq_find(&f->cache, s->last_ack);
+	if (i >= 0)
+		h = segq_at(&f->cache, (uint32_t)i);
+	if (!sackm) {
+		/*
+		 * Each dupack is one more arrival, and not of the hole: had any
+		 * copy of the hole arrived, the ACK would have moved.
+		 */
+		uint64_t next = s->delivered + 1;
+
+		if (h && next >= h->tx_first && next <= h->tx_order)
+			next = h->tx_order + 1;
+		s->delivered = next;
+	}
+	if (s->dup_discount && (!sackm || only_dsack || !p->nsack)) {
+		/* drawn by one of our extra copies: neither evidence nor the sender's business */
+		s->dup_discount--;
+		ours = true;
+	} else if (!only_dsack) {
+		s->dupacks++;	/* a DSACK-only dupack reports a duplicate: no news about holes */
+	}
+	handled = h && !(h->flags & (SEG_GIVEN_UP | SEG_SENDER_RTX));
+	if (handled && sackm && p->nsack)
+		handled = holes_cached(f, p);
+	/* the paper's rule for the first round: rtx_thresh dupacks */
+	if (h && h->local_rtx == 0 && may_retransmit(h) && !(h->flags & SEG_SENDER_RTX) &&
+	    s->dupacks >= ctx->cfg->rtx_thresh)
+		retransmit(pol, f, h, ctx, out, false);
+	detect_losses(pol, f, ctx, out, sackm);
+	/* a hole given up just now belongs to the sender: let this dupack through */
+	if (handled && h->flags & SEG_GIVEN_UP)
+		handled = false;
+	if (handled || ours) {
+		out->verdict = VERDICT_DROP;
+		COUNT(ctx, f, dupacks_dropped, 1);
+	} else {
+		COUNT(ctx, f, dupacks_forwarded, 1);
+	}
+}
+
+static void on_ack(const struct snoop_policy *pol, struct flow *f, const struct pkt *p, const struct pep_ctx *ctx,
+		   struct pep_out *out)
+{
+	struct snoop_state *s = &f->st.snoop;
+	bool sackm = sack_mode(f, ctx);
+	bool pure = p->payload_len == 0 && !(p->flags & (TCPF_SYN | TCPF_FIN | TCPF_RST));
+
+	COUNT(ctx, f, ack_packets, 1);
+	if (!(p->flags & TCPF_ACK))
+		return;
+	if (!s->ack_seen || (s->data_seen && seq_after(p->ack, s->snd_max))) {
+		/*
+		 * The first ACK, or one for data this box never saw (adopted
+		 * mid-stream, or packets that bypassed it): start over here.
+		 */
+		s->ack_seen = true;
+		s->last_ack = p->ack;
+		s->last_win = p->window;
+		s->dupacks = 0;
+		s->dup_discount = 0;
+		if (s->data_seen && seq_after(p->ack, s->snd_max))
+			s->snd_max = p->ack;
+		segq_ack(&f->cache, ctx->budget, p->ack);
+		return;
+	}
+	if (seq_after(p->ack, s->last_ack)) {
+		on_new_ack(pol, f, p, ctx, sackm);
+		if (sackm)
+			sack_mark(f, p);
+		detect_losses(pol, f, ctx, out, sackm);
+		maybe_hide_sack(f, p, ctx, out, sackm);
+	} else if (p->ack == s->last_ack) {
+		if (sackm)
+			sack_mark(f, p);
+		if (pure && p->window == s->last_win) {
+			on_dupack(pol, f, p, ctx, out, sackm);
+		} else {
+			s->last_win = p->window;	/* a window update or data: never a dupack */
+			detect_losses(pol, f, ctx, out, sackm);
+		}
+		maybe_hide_sack(f, p, ctx, out, sackm);
+	} else if (pure) {
+		/* older than an ACK already seen: reordered on the way up, nothing new */
+		out->verdict = VERDICT_DROP;
+		COUNT(ctx, f, stale_acks_dropped, 1);
+	}
+}
+
+void snoop_packet(const struct snoop_policy *pol, struct flow *f, const struct pkt *p, enum pep_dir dir,
+		  const struct pep_ctx *ctx, struct pep_out *out)
+{
+	if (p->flags & TCPF_RST) {
+		segq_clear(&f->cache, ctx->budget);
+		if (f->deadline)
+			out->timer_op = TIMER_CANCEL;
+		return;
+	}
+	if (dir == DIR_TO_WIRELESS)
+		on_data(f, p, ctx, out);
+	else
+		on_ack(pol, f, p, ctx, out);
+	rearm(f, ctx, out);
+}
+
+void snoop_timer(const struct snoop_policy *pol, struct flow *f, const struct pep_ctx *ctx, struct pep_out *out)
+{
+	struct snoop_state *s = &f->st.snoop;
+	uint32_t budget = ctx->cfg->max_burst, i;
+	uint64_t rto = snoop_rto(s, ctx->cfg);
+	struct seg *h = timer_head(f);
+	bool sent = false;
+
+	if (h && ctx->now >= h->last_tx_ns + rto) {
+		COUNT(ctx, f, timer_expiries, 1);
+		/* The head first; with SACK also every other hole as old as a timeout. */
+		for (i = 0; i < f->cache.count && budget; i++) {
+			struct seg *g = segq_at(&f->cache, i);
+
+			if (!may_retransmit(g) || ctx->now < g->last_tx_ns + rto)
+				continue;
+			if (g != h && !sack_mode(f, ctx))
+				break;
+			if (retransmit(pol, f, g, ctx, out, true)) {
+				budget--;
+				sent = true;
+			}
+		}
+		if (sent && s->backoff < SNOOP_MAX_BACKOFF)
+			s->backoff++;
+	}
+	rearm(f, ctx, out);	/* the glue popped the timer: f->deadline is 0 */
+}
+
+void snoop_report(const struct flow *f, const struct pep_ctx *ctx, struct json_out *j)
+{
+	const struct snoop_state *s = &f->st.snoop;
+
+	jo_bool(j, "sack", sack_mode(f, ctx));
+	jo_dbl(j, "srtt_ms", s->rtt_valid ? (double)s->srtt_ns / 1e6 : 0.0);
+	jo_dbl(j, "rttvar_ms", s->rtt_valid ? (double)s->rttvar_ns / 1e6 : 0.0);
+	jo_dbl(j, "rto_ms", (double)snoop_rto(s, ctx->cfg) / 1e6);
+	jo_u64(j, "dupacks", s->dupacks);
+	jo_u64(j, "transmissions", s->tx_counter);
+}
+
+static uint8_t no_copies(struct flow *f, const struct pep_ctx *ctx)
+{
+	(void)f;
+	(void)ctx;
+	return 0;
+}
+
+static void ignore_outcome(struct flow *f, const struct pep_ctx *ctx, bool lost)
+{
+	(void)f;
+	(void)ctx;
+	(void)lost;
+}
+
+static const struct snoop_policy plain_snoop = {
+	.extra_copies = no_copies,
+	.first_tx_outcome = ignore_outcome,
+};
+
+static void snoop_on_packet(struct flow *f, const struct pkt *p, enum pep_dir dir, const struct pep_ctx *ctx,
+			    struct pep_out *out)
+{
+	snoop_packet(&plain_snoop, f, p, dir, ctx, out);
+}
+
+static void snoop_on_timer(struct flow *f, const struct pep_ctx *ctx, struct pep_out *out)
+{
+	snoop_timer(&plain_snoop, f, ctx, out);
+}
+
+const struct pep_filter_ops filter_snoop = {
+	.name = "snoop",
+	.init = snoop_init,
+	.packet = snoop_on_packet,
+	.timer = snoop_on_timer,
+	.report = snoop_report,
+};

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Per-flow state of each filter; kept in a union inside struct flow. */
+#ifndef PEPD_FILTER_STATE_H
+#define PEPD_FILTER_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Adaptive Snoop+: a two-state (Gilbert) estimate of the wireless hop from
+ * the fate of first transmissions, in sequence order: p is the loss
+ * probability, p_bb the probability that a transmission right after a lost
+ * one is lost too (burstiness).  Both are exponentially weighted over about
+ * adaptive_window samples.
+ */
+struct loss_estimator {
+	double p;
+	double p_bb;
+	uint64_t samples;
+	uint64_t samples_after_loss;
+	bool prev_lost;
+	uint8_t copies;		/* the current choice of extra copies */
+};
+
+struct snoop_state {
+	bool ack_seen;
+	bool data_seen;
+	uint16_t last_win;	/* raw window of the last ACK from the wireless host */
+	uint32_t last_ack;	/* highest cumulative ACK from the wireless host */
+	uint32_t snd_max;	/* one past the highest sequence number from the fixed host */
+	uint32_t dupacks;	/* counted dupacks for last_ack (copy-caused ones excluded) */
+	uint32_t dup_discount;	/* dupacks for last_ack still expected from our extra copies */
+	uint64_t tx_counter;	/* ordinal of the latest transmission towards the wireless host */
+	uint64_t delivered;	/* highest ordinal known (or inferred) to have arrived */
+	uint64_t srtt_ns;
+	uint64_t rttvar_ns;
+	bool rtt_valid;
+	uint32_t backoff;
+	uint64_t last_gen_ack_ns;
+	struct loss_estimator est;
+};
+
+struct pc_state {
+	bool ack_seen;
+	bool data_seen;
+	uint16_t last_win;
+	uint32_t last_ack_sent;	/* lastAckSent: the last ACK passed to the fixed host */
+	uint32_t dupacks;	/* duplicates of last_ack_sent received from the wireless host */
+	uint32_t snd_max;
+	uint32_t rtx_seq;	/* segment whose retransmissions are being counted */
+	uint32_t rtx_count;
+	bool rtx_valid;
+};
+
+#endif
