@@ -37,6 +37,8 @@ static void check(struct harness *h, const struct pep_out *out)
 	}
 	PROMISE(bytes == f->cache.bytes && h->ft.budget.bytes == bytes);
 	PROMISE(f->cache.bytes <= h->cfg.flow_cache_bytes);
+	if (out->verdict == VERDICT_INJECT)
+		PROMISE(segq_find(&f->cache, out->inject_seq) >= 0);
 	for (i = 0; i < out->nact; i++) {
 		if (out->act[i].type == ACTION_SEND_SEGMENT) {
 			PROMISE(segq_find(&f->cache, out->act[i].seq) >= 0);
@@ -101,6 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		default:	/* the clock: fire due timers */
 			h_tick(&h, &out);
 			check(&h, &out);
+			h_sent(&h, &out, r[0] & 0x40);
 			continue;
 		}
 		{
@@ -109,9 +112,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			h_tick(&h, &due);
 			check(&h, &due);
+			h_sent(&h, &due, false);
 		}
 		h_packet(&h, &t, &out);
 		check(&h, &out);
+		h_sent(&h, &out, r[0] & 0x40);	/* sometimes the egress queue refuses */
 	}
 	h_free(&h);
 	return 0;

@@ -23,6 +23,7 @@ enum key_type {
 
 static const char *const filter_names[] = { "passthrough", "snoop", "snoop+", "pc", NULL };
 static const char *const rules_names[] = { "auto", "nft", "iptables-nft", "iptables-legacy", "none", NULL };
+static const char *const forward_names[] = { "inject", "accept", NULL };
 
 struct key_def {
 	const char *name;
@@ -66,9 +67,9 @@ static const struct key_def keys[] = {
 	/* the flow table */
 	{ "max_flows", K_UINT, F(max_flows), 1, 1u << 22, NULL, "4096",
 	  "flows tracked at once; further flows pass untracked (flows_untracked)" },
-	{ "flow_cache_bytes", K_SIZE, F(flow_cache_bytes), 2048, 1ULL << 30, NULL, "64KiB",
-	  "cache bound per flow; segments beyond it pass uncached (cache_full). Keep it below the wireless "
-	  "queue plus the hop's bandwidth-delay product so that drops at this box's own queue reach the sender" },
+	{ "flow_cache_bytes", K_SIZE, F(flow_cache_bytes), 2048, 1ULL << 30, NULL, "256KiB",
+	  "cache bound per flow; segments beyond it pass uncached (cache_full) and their losses are the "
+	  "sender's. Size it to the egress queue plus the hop's bandwidth-delay product" },
 	{ "total_cache_bytes", K_SIZE, F(total_cache_bytes), 4096, 1ULL << 40, NULL, "64MiB",
 	  "cache bound over all flows" },
 	{ "idle_timeout", K_DURATION, F(idle_timeout_ns), 1 * S_, 86400 * S_, NULL, "60s",
@@ -97,6 +98,10 @@ static const struct key_def keys[] = {
 	  "do not count the dupacks drawn by extra copies (off reproduces Snoop+'s false rounds for c >= 3)" },
 	{ "ack_acked_rtx", K_BOOL, F(ack_acked_rtx), 0, 0, NULL, "true",
 	  "drop sender retransmissions of acknowledged data and answer them with an ACK (Snoop)" },
+	{ "forward", K_ENUM, F(forward), 0, 0, forward_names, "inject",
+	  "snoop: how cached data leaves: inject (pepd sends it, so a full egress queue is seen and that "
+	  "congestion loss left to the sender) or accept (the kernel forwards the original; drops at this "
+	  "box's own queue are then repaired locally and hidden, Snoop's classic weakness)" },
 	{ "rtx_priority", K_UINT, F(rtx_priority), 0, 0xffffffffULL, NULL, "0",
 	  "SO_PRIORITY of local retransmissions; with a priority-aware egress qdisc they go ahead of new data "
 	  "(0: same queue as everything else)" },

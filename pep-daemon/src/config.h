@@ -33,6 +33,11 @@ enum pep_rules_backend {
 	RULES_NONE,
 };
 
+enum pep_forward {
+	FORWARD_INJECT,
+	FORWARD_ACCEPT,
+};
+
 #define COPIES_AUTO (-1)
 
 struct pep_config {
@@ -68,6 +73,7 @@ struct pep_config {
 	bool hide_sack;
 	bool discount_copy_dupacks;
 	bool ack_acked_rtx;
+	enum pep_forward forward;
 	uint32_t rtx_priority;
 	int copies;		/* extra copies per local retransmission, or COPIES_AUTO */
 	double adaptive_target;

@@ -172,24 +172,33 @@ static bool is_wireless(struct pepd *d, uint32_t ifindex)
 
 /* ---------------------------------------------------------------- per packet */
 
-static void do_actions(struct pepd *d, struct flow *f, const struct pep_out *out)
+/* Send the cached segment at seq and tell the filter whether the egress queue took it. */
+static void send_cached(struct pepd *d, struct flow *f, const struct pep_ctx *ctx, uint32_t seq, unsigned int copies)
+{
+	long idx = segq_find(&f->cache, seq);
+	int r;
+
+	if (idx < 0)
+		return;
+	r = inject_segment(&d->inj, f, segq_at(&f->cache, (uint32_t)idx), copies);
+	if (r < 0) {
+		f->cnt.inject_errors++;
+		d->stats.total.inject_errors++;
+	}
+	if (d->ops->sent)
+		d->ops->sent(f, seq, r > 0, ctx);
+}
+
+static void do_actions(struct pepd *d, struct flow *f, const struct pep_ctx *ctx, const struct pep_out *out)
 {
 	uint32_t i;
 
 	for (i = 0; i < out->nact; i++) {
 		const struct pep_action *a = &out->act[i];
-		int r;
 
 		if (a->type == ACTION_SEND_SEGMENT) {
-			long idx = segq_find(&f->cache, a->seq);
-
-			if (idx < 0)
-				continue;
-			r = inject_segment(&d->inj, f, segq_at(&f->cache, (uint32_t)idx), a->copies);
-		} else {
-			r = inject_ack(&d->inj, f, a->seq);
-		}
-		if (r < 0) {
+			send_cached(d, f, ctx, a->seq, a->copies);
+		} else if (inject_ack(&d->inj, f, a->seq) < 0) {
 			f->cnt.inject_errors++;
 			d->stats.total.inject_errors++;
 		}
@@ -290,14 +299,24 @@ static void handle_packet(struct pepd *d, uint32_t id, const uint8_t *data, uint
 		f->conn.midstream = !syn;
 		d->ops->init(f, &ctx);
 	}
+	if ((p.flags & (TCPF_SYN | TCPF_ACK)) == TCPF_SYN && (f->conn.closed || f->conn.fh_syn || f->conn.wh_syn)) {
+		/* a new connection on a 4-tuple seen before: start from scratch, keep the counters */
+		segq_clear(&f->cache, &d->ft.budget);
+		flow_timer_cancel(&d->ft, f);
+		memset(&f->conn, 0, sizeof(f->conn));
+		d->ops->init(f, &ctx);
+	}
 	flow_touch(&d->ft, f, ctx.now);
 	conn_observe(&f->conn, &p, dir);
 	out_reset(&out);
 	d->ops->packet(f, &p, dir, &ctx, &out);
 	apply_timer(d, f, &out);
-	do_actions(d, f, &out);
+	do_actions(d, f, &ctx, &out);
 	if (out.verdict == VERDICT_DROP) {
 		verdict(d, id, NF_DROP, NULL, 0);
+	} else if (out.verdict == VERDICT_INJECT) {
+		verdict(d, id, NF_DROP, NULL, 0);
+		send_cached(d, f, &ctx, out.inject_seq, 1);
 	} else if (out.hide_sack && p.sack_opt_off) {
 		build_strip_sack(&p, d->scratch);
 		verdict(d, id, NF_ACCEPT, d->scratch, p.len);
@@ -305,10 +324,8 @@ static void handle_packet(struct pepd *d, uint32_t id, const uint8_t *data, uint
 	} else {
 		verdict(d, id, NF_ACCEPT, NULL, 0);
 	}
-	if (f->conn.closed) {
-		log_flow_end(d, f, "reset");
-		flow_destroy(&d->ft, f);
-	}
+	if (f->conn.closed && !f->cache.count && f->deadline)
+		flow_timer_cancel(&d->ft, f);	/* reset: kept (for its counters) until idle_timeout */
 }
 
 static int queue_cb(const struct nlmsghdr *nlh, void *data)
@@ -371,7 +388,7 @@ static void run_timers(struct pepd *d)
 		out_reset(&out);
 		d->ops->timer(f, &ctx, &out);
 		apply_timer(d, f, &out);
-		do_actions(d, f, &out);
+		do_actions(d, f, &ctx, &out);
 	}
 	while ((f = flow_oldest_idle(&d->ft, ctx.now, d->cfg.idle_timeout_ns))) {
 		log_flow_end(d, f, "idle");

@@ -27,6 +27,7 @@ enum pep_dir {
 enum pep_verdict {
 	VERDICT_ACCEPT,
 	VERDICT_DROP,
+	VERDICT_INJECT,		/* drop the original, send the cached copy at inject_seq instead */
 };
 
 enum pep_action_type {
@@ -50,6 +51,7 @@ enum pep_timer_op {
 
 struct pep_out {
 	enum pep_verdict verdict;
+	uint32_t inject_seq;	/* with VERDICT_INJECT */
 	bool hide_sack;		/* forward with the SACK option blanked */
 	enum pep_timer_op timer_op;
 	uint64_t timer_at;	/* absolute, ns, with TIMER_SET */
@@ -72,6 +74,13 @@ struct pep_filter_ops {
 	void (*packet)(struct flow *f, const struct pkt *p, enum pep_dir dir, const struct pep_ctx *ctx,
 		       struct pep_out *out);
 	void (*timer)(struct flow *f, const struct pep_ctx *ctx, struct pep_out *out);
+	/*
+	 * What became of a segment this filter had sent (VERDICT_INJECT or
+	 * ACTION_SEND_SEGMENT): queued on the egress, or refused by it (the
+	 * base station's own queue is full: congestion, not a wireless loss).
+	 * May be NULL.
+	 */
+	void (*sent)(struct flow *f, uint32_t seq, bool queued, const struct pep_ctx *ctx);
 	/* filter-specific per-flow figures for `pepd stats` (may be NULL) */
 	void (*report)(const struct flow *f, const struct pep_ctx *ctx, struct json_out *j);
 };
@@ -86,6 +95,7 @@ extern const struct pep_filter_ops filter_pc;
 static inline void out_reset(struct pep_out *out)
 {
 	out->verdict = VERDICT_ACCEPT;
+	out->inject_seq = 0;
 	out->hide_sack = false;
 	out->timer_op = TIMER_KEEP;
 	out->timer_at = 0;

@@ -114,7 +114,7 @@ static struct seg *timer_head(struct flow *f)
 	for (i = 0; i < f->cache.count; i++) {
 		struct seg *g = segq_at(&f->cache, i);
 
-		if (!(g->flags & (SEG_SACKED | SEG_GIVEN_UP)))
+		if (!(g->flags & (SEG_SACKED | SEG_NOT_OURS)))
 			return g;
 	}
 	return NULL;
@@ -180,7 +180,7 @@ static bool retransmit(const struct snoop_policy *pol, struct flow *f, struct se
 
 static bool may_retransmit(const struct seg *g)
 {
-	return !(g->flags & (SEG_SACKED | SEG_GIVEN_UP));
+	return !(g->flags & (SEG_SACKED | SEG_NOT_OURS));
 }
 
 /*
@@ -283,7 +283,7 @@ static bool holes_cached(const struct flow *f, const struct pkt *p)
 			return false;	/* a hole this box has no copy of */
 		const struct seg *g = segq_at(&f->cache, (uint32_t)i);
 
-		if (g->flags & (SEG_GIVEN_UP | SEG_SENDER_RTX))
+		if (g->flags & (SEG_NOT_OURS | SEG_SENDER_RTX))
 			return false;	/* the sender is (or must be) recovering it */
 		pos = g->end;
 	}
@@ -352,7 +352,7 @@ static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *c
 		break;
 	case CACHE_DUPLICATE:
 		/* the sender's own retransmission of a segment cached here */
-		g->flags = (uint8_t)((g->flags | SEG_SENDER_RTX) & ~(SEG_GIVEN_UP | SEG_SACKED));
+		g->flags = (uint8_t)((g->flags | SEG_SENDER_RTX) & ~(SEG_NOT_OURS | SEG_SACKED));
 		g->local_rtx = 0;
 		note_transmission(s, g, ctx->now, 1);
 		break;
@@ -361,8 +361,32 @@ static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *c
 		COUNT(ctx, f, cache_full, 1);
 		break;
 	}
+	if (g && cfg->forward == FORWARD_INJECT) {
+		/* pepd sends the copy itself: the egress queue's answer tells congestion from wireless loss */
+		out->verdict = VERDICT_INJECT;
+		out->inject_seq = g->seq;
+	}
 	if (seq_after(end, s->snd_max))
 		s->snd_max = end;
+}
+
+void snoop_sent(struct flow *f, uint32_t seq, bool queued, const struct pep_ctx *ctx)
+{
+	long i = segq_find(&f->cache, seq);
+	struct seg *g;
+
+	if (queued || i < 0)
+		return;
+	g = segq_at(&f->cache, (uint32_t)i);
+	if (!(g->flags & SEG_QUEUE_DROP)) {
+		/*
+		 * This box's own queue is full: a congestion loss.  Repairing it
+		 * locally would hide the congestion from the sender, which would
+		 * then never slow down; its dupacks and SACK blocks go through.
+		 */
+		g->flags |= SEG_QUEUE_DROP;
+		COUNT(ctx, f, queue_drops, 1);
+	}
 }
 
 static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const struct pkt *p,
@@ -432,7 +456,7 @@ static void on_dupack(const struct snoop_policy *pol, struct flow *f, const stru
 	} else if (!only_dsack) {
 		s->dupacks++;	/* a DSACK-only dupack reports a duplicate: no news about holes */
 	}
-	handled = h && !(h->flags & (SEG_GIVEN_UP | SEG_SENDER_RTX));
+	handled = h && !(h->flags & (SEG_NOT_OURS | SEG_SENDER_RTX));
 	if (handled && sackm && p->nsack)
 		handled = holes_cached(f, p);
 	/* the paper's rule for the first round: rtx_thresh dupacks */
@@ -441,7 +465,7 @@ static void on_dupack(const struct snoop_policy *pol, struct flow *f, const stru
 		retransmit(pol, f, h, ctx, out, false);
 	detect_losses(pol, f, ctx, out, sackm);
 	/* a hole given up just now belongs to the sender: let this dupack through */
-	if (handled && h->flags & SEG_GIVEN_UP)
+	if (handled && h->flags & SEG_NOT_OURS)
 		handled = false;
 	if (handled || ours) {
 		out->verdict = VERDICT_DROP;
@@ -591,5 +615,6 @@ const struct pep_filter_ops filter_snoop = {
 	.init = snoop_init,
 	.packet = snoop_on_packet,
 	.timer = snoop_on_timer,
+	.sent = snoop_sent,
 	.report = snoop_report,
 };

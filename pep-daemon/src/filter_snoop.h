@@ -24,6 +24,7 @@ void snoop_init(struct flow *f, const struct pep_ctx *ctx);
 void snoop_packet(const struct snoop_policy *pol, struct flow *f, const struct pkt *p, enum pep_dir dir,
 		  const struct pep_ctx *ctx, struct pep_out *out);
 void snoop_timer(const struct snoop_policy *pol, struct flow *f, const struct pep_ctx *ctx, struct pep_out *out);
+void snoop_sent(struct flow *f, uint32_t seq, bool queued, const struct pep_ctx *ctx);
 void snoop_report(const struct flow *f, const struct pep_ctx *ctx, struct json_out *j);
 
 /* The local retransmission timeout for the next expiry, backoff included. */

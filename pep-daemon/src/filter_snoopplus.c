@@ -126,5 +126,6 @@ const struct pep_filter_ops filter_snoopplus = {
 	.init = plus_init,
 	.packet = plus_packet,
 	.timer = plus_timer,
+	.sent = snoop_sent,
 	.report = plus_report,
 };

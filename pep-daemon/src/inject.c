@@ -19,6 +19,11 @@ static int open_raw(int family, uint32_t mark, uint32_t priority)
 		goto fail;
 	if (priority && setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &prio, sizeof(prio)) < 0)
 		goto fail;
+	/* room for a full egress queue of our packets: EAGAIN would be a drop of our own making */
+	int sndbuf = 8 << 20;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	/* report a full egress queue as ENOBUFS instead of hiding it */
 	if (family == AF_INET && setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one)) < 0)
 		goto fail;

@@ -28,7 +28,8 @@
 	X(sender_rtx, "sender retransmissions seen")                                                           \
 	X(timer_expiries, "local retransmission timer expiries")                                               \
 	X(stale_acks_dropped, "ACKs older than the last one seen, dropped")                                    \
-	X(inject_errors, "local sends that failed (e.g. the egress queue was full)")
+	X(queue_drops, "segments this box's own egress queue refused (congestion): left to the sender")             \
+	X(inject_errors, "sends that failed (the egress queue was full, or no route)")
 
 struct pep_counters {
 #define PEP_COUNTER_FIELD(name, desc) uint64_t name;

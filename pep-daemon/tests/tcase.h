@@ -11,6 +11,10 @@
  *     "ack 5000"       send the fixed host an ACK for 5000
  *     ""               nothing
  *
+ * A data segment "forwarded" (FWD) may be accepted or injected (sent by
+ * pepd itself); the harness plays the egress queue and tells the filter
+ * it took every packet, unless a step says the queue refused it (QD).
+ *
  * Sequence numbers in tables are relative: 0 is the first data byte.
  * Segments are 1000 bytes unless a step says otherwise.
  */
@@ -187,6 +191,7 @@ struct step {
 	struct sack_block sack[4];	/* relative */
 	enum pep_verdict verdict;
 	bool hide;		/* ACK forwarded with SACK blanked */
+	bool queue_refuses;	/* the egress queue refuses what this step sends */
 	const char *actions;
 };
 
@@ -231,6 +236,21 @@ static inline void h_apply_timer(struct harness *h, const struct pep_out *out)
 		flow_timer_set(&h->ft, h->flow, out->timer_at);
 	else if (out->timer_op == TIMER_CANCEL)
 		flow_timer_cancel(&h->ft, h->flow);
+}
+
+/* Play the egress queue: report the fate of everything the filter sent. */
+static inline void h_sent(struct harness *h, const struct pep_out *out, bool refuse)
+{
+	struct pep_ctx ctx = { .cfg = &h->cfg, .budget = &h->ft.budget, .total = &h->total, .now = h->now };
+	uint32_t i;
+
+	if (!h->ops->sent)
+		return;
+	for (i = 0; i < out->nact; i++)
+		if (out->act[i].type == ACTION_SEND_SEGMENT)
+			h->ops->sent(h->flow, out->act[i].seq, !refuse, &ctx);
+	if (out->verdict == VERDICT_INJECT)
+		h->ops->sent(h->flow, out->inject_seq, !refuse, &ctx);
 }
 
 /* Run one raw packet through conn tracking and the filter. */
@@ -353,15 +373,20 @@ static inline int h_run(struct harness *h, const char *name, const struct step *
 		} else {
 			h_tick(h, &out);
 		}
+		h_sent(h, &out, s->queue_refuses);
 		h_format(h, &out, got, sizeof(got));
 		tc_checks++;
+		/* FWD in a table means "passed on": accepted, or injected by pepd */
+		bool same_verdict = (out.verdict == VERDICT_DROP) == (s->verdict == VERDICT_DROP);
+
 		if (strcmp(got, s->actions ? s->actions : "") != 0 ||
-		    (s->kind != TICK && (out.verdict != s->verdict || out.hide_sack != s->hide))) {
+		    (s->kind != TICK && (!same_verdict || out.hide_sack != s->hide))) {
 			fprintf(stderr,
 				"%s: step %d (%s %u at %u ms): expected %s%s [%s], got %s%s [%s]\n", name, i,
 				s->kind == DATA ? "data" : s->kind == ACK ? "ack" : "tick", s->seq, s->t_ms,
-				s->verdict == VERDICT_DROP ? "drop" : "accept", s->hide ? "+hide" : "",
-				s->actions ? s->actions : "", out.verdict == VERDICT_DROP ? "drop" : "accept",
+				s->verdict == VERDICT_DROP ? "drop" : "forward", s->hide ? "+hide" : "",
+				s->actions ? s->actions : "",
+				out.verdict == VERDICT_DROP ? "drop" : out.verdict == VERDICT_INJECT ? "inject" : "accept",
 				out.hide_sack ? "+hide" : "", got);
 			tc_failures++;
 			failed++;
@@ -377,6 +402,7 @@ static inline void h_free(struct harness *h)
 
 /* Step constructors, so tables read like traces. */
 #define D(t, s) { .kind = DATA, .t_ms = (t), .seq = (s), .verdict = VERDICT_ACCEPT }
+#define DQ(t, s) { .kind = DATA, .t_ms = (t), .seq = (s), .verdict = VERDICT_ACCEPT, .queue_refuses = true }
 #define D_(t, s, v, a) { .kind = DATA, .t_ms = (t), .seq = (s), .verdict = (v), .actions = (a) }
 #define A(t, a_, v, acts) { .kind = ACK, .t_ms = (t), .seq = (a_), .verdict = (v), .actions = (acts) }
 #define AW(t, a_, w, v, acts) { .kind = ACK, .t_ms = (t), .seq = (a_), .win = (w), .verdict = (v), .actions = (acts) }
@@ -384,6 +410,7 @@ static inline void h_free(struct harness *h)
 	{ .kind = ACK, .t_ms = (t), .seq = (a_), .verdict = (v), .hide = (hide_), .actions = (acts), \
 	  .nsack = (n), .sack = { __VA_ARGS__ } }
 #define TK(t, acts) { .kind = TICK, .t_ms = (t), .actions = (acts) }
+#define AQ(t, a_, v, acts) { .kind = ACK, .t_ms = (t), .seq = (a_), .verdict = (v), .actions = (acts), .queue_refuses = true }
 #define END_ { .kind = END }
 #define FWD VERDICT_ACCEPT
 #define DROP VERDICT_DROP

@@ -120,6 +120,29 @@ static const struct step cache_bound[] = {
 	END_,
 };
 
+/*
+ * This box's own queue refuses 2000 (congestion): not repaired locally,
+ * its dupacks and SACK blocks go to the sender, which must slow down.
+ */
+static const struct step queue_drop[] = {
+	D(0, 0), D(1, 1000), DQ(2, 2000), D(3, 3000), D(4, 4000),
+	A(40, 2000, FWD, ""),
+	AS(42, 2000, FWD, false, "", 1, { 3000, 4000 }),
+	AS(43, 2000, FWD, false, "", 1, { 3000, 5000 }),
+	D(80, 2000),			/* the sender's fast retransmit */
+	A(120, 5000, FWD, ""),
+	END_,
+};
+
+/* A local retransmission the queue refuses: the hole becomes the sender's. */
+static const struct step queue_drop_rtx[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000),
+	A(40, 1000, FWD, ""),
+	AQ(42, 1000, DROP, "rtx 1000"),	/* dropped: it triggered our rtx (which the queue refused) */
+	A(43, 1000, FWD, ""),		/* from now on the sender sees them */
+	END_,
+};
+
 static int run_case(const char *name, const struct step *steps, int family, bool sack, uint32_t isn,
 		    void (*tweak)(struct pep_config *), const char *expect_counters)
 {
@@ -179,6 +202,10 @@ int main(void)
 	run_case("tail_timer", tail_timer, 4, false, 1000000, NULL,
 		 "local_rtx_timer=4 rtx_given_up=1 timer_expiries=5 dupacks_forwarded=1");
 	run_case("not_dupacks", not_dupacks, 4, false, 1000000, NULL, "stale_acks_dropped=1 dupacks_dropped=0");
+	run_case("queue_drop", queue_drop, 4, true, 1000000, NULL,
+		 "queue_drops=1 local_rtx=0 dupacks_forwarded=2 sack_hidden=0");
+	run_case("queue_drop_rtx", queue_drop_rtx, 4, false, 1000000, NULL,
+		 "queue_drops=1 local_rtx=1 dupacks_dropped=1 dupacks_forwarded=1");
 	run_case("cache_bound", cache_bound, 4, false, 1000000, small_cache, "cache_full=1 cached_packets=2");
 	return tc_report("test_snoop");
 }
