@@ -51,6 +51,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		PROMISE(pkt_parse(out, p.len, &q) == PKT_OK && q.nsack == 0 && q.seq == p.seq);
 	}
 	if (p.payload_len && p.payload_off + 536 <= sizeof(scratch))
-		PROMISE(build_slices(&p, 536, scratch, sizeof(scratch), count_slice, &n) >= 1);
+		PROMISE(build_slices(&p, 536, NULL, scratch, sizeof(scratch), count_slice, &n) >= 1);
 	return 0;
 }

@@ -71,8 +71,24 @@ void build_strip_sack(const struct pkt *p, uint8_t *out)
 	csum_tcp(out + p->tcp_off, p->len - p->tcp_off, p->family, p->src, p->dst);
 }
 
-int build_slices(const struct pkt *p, uint32_t max_payload, uint8_t *buf, size_t bufsz, build_emit_fn emit,
-		 void *ctx)
+void build_one_sack(const struct pkt *p, const struct sack_block *block, uint8_t *out)
+{
+	uint8_t *opt;
+
+	memcpy(out, p->data, p->len);
+	if (p->sack_opt_off && p->sack_opt_len >= 10) {
+		opt = out + p->sack_opt_off;
+		memset(opt, TCPOPT_NOP, p->sack_opt_len);
+		opt[0] = TCPOPT_SACK;
+		opt[1] = 10;
+		put32(opt + 2, block->start);
+		put32(opt + 6, block->end);
+	}
+	csum_tcp(out + p->tcp_off, p->len - p->tcp_off, p->family, p->src, p->dst);
+}
+
+int build_slices(const struct pkt *p, uint32_t max_payload, const uint32_t *tsval, uint8_t *buf, size_t bufsz,
+		 build_emit_fn emit, void *ctx)
 {
 	uint32_t hdr = p->payload_off, done = 0, chunk, total;
 	uint16_t ipid = 0;
@@ -96,6 +112,8 @@ int build_slices(const struct pkt *p, uint32_t max_payload, uint8_t *buf, size_t
 		put32(tcp + 4, p->seq + done);
 		if (done + chunk < p->payload_len)
 			tcp[13] &= (uint8_t)~(TCPF_FIN | TCPF_PSH);
+		if (tsval && p->ts_opt_off)
+			put32(buf + p->ts_opt_off + 2, *tsval);
 		if (p->family == 4) {
 			put16(buf + 2, (uint16_t)total);
 			put16(buf + 4, (uint16_t)(ipid + n));

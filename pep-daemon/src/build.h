@@ -35,16 +35,25 @@ uint32_t build_ack(const struct ack_template *t, uint32_t ack, uint8_t *out);
  */
 void build_strip_sack(const struct pkt *p, uint8_t *out);
 
+/*
+ * Copy p into out with its SACK option cut to the single block given
+ * (the rest of the option's bytes become NOPs); checksum recomputed.
+ */
+void build_one_sack(const struct pkt *p, const struct sack_block *block, uint8_t *out);
+
 typedef int (*build_emit_fn)(void *ctx, const uint8_t *pkt, uint32_t len);
 
 /*
  * Emit p (a cached segment) as slices of at most max_payload bytes of
  * payload, each a complete packet with correct lengths, sequence numbers
- * and checksums; PSH and FIN only on the last slice.  buf (bufsz bytes) is
+ * and checksums; PSH and FIN only on the last slice.  With tsval non-NULL
+ * and a timestamp option present, its TSval is replaced (a copy sent long
+ * after the original must carry a current timestamp, or the receiver's
+ * PAWS check discards it as an old duplicate).  buf (bufsz bytes) is
  * scratch space for one slice.  Returns the number of slices emitted, or
  * a negative value (the first error emit returned, or -1 if buf is small).
  */
-int build_slices(const struct pkt *p, uint32_t max_payload, uint8_t *buf, size_t bufsz, build_emit_fn emit,
-		 void *ctx);
+int build_slices(const struct pkt *p, uint32_t max_payload, const uint32_t *tsval, uint8_t *buf, size_t bufsz,
+		 build_emit_fn emit, void *ctx);
 
 #endif

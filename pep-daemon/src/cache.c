@@ -99,6 +99,36 @@ enum cache_insert segq_insert(struct segq *q, struct cache_budget *b, uint32_t s
 	return CACHE_INSERTED;
 }
 
+int segq_replace(struct segq *q, struct cache_budget *b, struct seg *g, uint32_t end, const uint8_t *pkt,
+		 uint32_t len)
+{
+	uint8_t *copy;
+
+	if ((uint64_t)q->bytes - g->len + len > b->flow_limit || b->bytes - g->len + len > b->limit)
+		return -1;
+	copy = malloc(len);
+	if (!copy)
+		return -1;
+	memcpy(copy, pkt, len);
+	q->bytes = q->bytes - g->len + len;
+	b->bytes = b->bytes - g->len + len;
+	free(g->data);
+	g->data = copy;
+	g->len = len;
+	g->end = end;
+	return 0;
+}
+
+void segq_remove(struct segq *q, struct cache_budget *b, uint32_t i)
+{
+	uint32_t j;
+
+	seg_free(q, b, segq_at(q, i));
+	for (j = i; j + 1 < q->count; j++)
+		*segq_at(q, j) = *segq_at(q, j + 1);
+	q->count--;
+}
+
 uint32_t segq_ack(struct segq *q, struct cache_budget *b, uint32_t ack)
 {
 	uint32_t n = 0;

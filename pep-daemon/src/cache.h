@@ -28,6 +28,7 @@ struct seg {
 	uint32_t end;		/* one past the last */
 	uint64_t tx_first;	/* ordinal of the first copy of its latest transmission round */
 	uint64_t tx_order;	/* ordinal of the last copy of that round */
+	uint64_t credit_order;	/* what an ACK or SACK of it proves arrived (see filter_snoop.c) */
 	uint64_t first_tx_ns;
 	uint64_t last_tx_ns;
 	uint16_t local_rtx;	/* local retransmission rounds so far */
@@ -70,6 +71,17 @@ enum cache_insert {
  */
 enum cache_insert segq_insert(struct segq *q, struct cache_budget *b, uint32_t seq, uint32_t end,
 			      const uint8_t *pkt, uint32_t len, struct seg **out);
+
+/*
+ * Replace g's bytes (and end) with a newer copy of the same segment, e.g.
+ * the sender's own retransmission.  -1 if the bounds do not allow it: the
+ * caller must then drop the old copy (segq_remove), never keep it.
+ */
+int segq_replace(struct segq *q, struct cache_budget *b, struct seg *g, uint32_t end, const uint8_t *pkt,
+		 uint32_t len);
+
+/* Free the segment at index i. */
+void segq_remove(struct segq *q, struct cache_budget *b, uint32_t i);
 
 /* Free every segment whose end is at or before ack; returns how many. */
 uint32_t segq_ack(struct segq *q, struct cache_budget *b, uint32_t ack);

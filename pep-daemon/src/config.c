@@ -64,6 +64,8 @@ static const struct key_def keys[] = {
 	{ "control_socket", K_STRING, F(control_socket), 0, 0, NULL, "",
 	  "path of the stats socket (default /run/pepd/pepd-QUEUE.sock)" },
 	{ "log_flows", K_BOOL, F(log_flows), 0, 0, NULL, "false", "log each flow's counters when it ends" },
+	{ "trace_file", K_STRING, F(trace_file), 0, 0, NULL, "",
+	  "debugging: write one line per packet, timer and send (verdict, actions) to this file" },
 	/* the flow table */
 	{ "max_flows", K_UINT, F(max_flows), 1, 1u << 22, NULL, "4096",
 	  "flows tracked at once; further flows pass untracked (flows_untracked)" },
@@ -77,9 +79,10 @@ static const struct key_def keys[] = {
 	{ "adopt_midstream", K_BOOL, F(adopt_midstream), 0, 0, NULL, "true",
 	  "also act on connections that started before pepd (e.g. after a restart)" },
 	/* snoop and snoop+ */
-	{ "rtx_thresh", K_UINT, F(rtx_thresh), 1, 16, NULL, "1",
-	  "dupacks (or later arrivals) before a cached segment is retransmitted locally; raise it on a hop "
-	  "that reorders" },
+	{ "rtx_thresh", K_UINT, F(rtx_thresh), 1, 16, NULL, "2",
+	  "duplicate ACKs (without SACK) or later transmissions SACKed (with SACK) before a cached segment is "
+	  "retransmitted locally; 2 because Linux receivers send the odd duplicate ACK without an arrival; "
+	  "raise it on a hop that reorders" },
 	{ "max_local_rtx", K_UINT, F(max_local_rtx), 1, 32, NULL, "4",
 	  "local retransmission rounds per segment before it is left to the sender" },
 	{ "rto_initial", K_DURATION, F(rto_initial_ns), 1 * MS, 60 * S_, NULL, "200ms",
@@ -98,6 +101,12 @@ static const struct key_def keys[] = {
 	  "do not count the dupacks drawn by extra copies (off reproduces Snoop+'s false rounds for c >= 3)" },
 	{ "ack_acked_rtx", K_BOOL, F(ack_acked_rtx), 0, 0, NULL, "true",
 	  "drop sender retransmissions of acknowledged data and answer them with an ACK (Snoop)" },
+	{ "aqm_target", K_DURATION, F(aqm_target_ns), 0, 10 * S_, NULL, "40ms",
+	  "snoop: queueing delay on the wireless hop above which the sender gets a congestion signal (one "
+	  "dropped segment, left to it), since hiding losses also hides congestion; 0ms: off" },
+	{ "aqm_interval", K_DURATION, F(aqm_interval_ns), 1 * MS, 10 * S_, NULL, "100ms",
+	  "snoop: the delay must stay above aqm_target this long before a signal, and signals are at least "
+	  "this far apart" },
 	{ "forward", K_ENUM, F(forward), 0, 0, forward_names, "inject",
 	  "snoop: how cached data leaves: inject (pepd sends it, so a full egress queue is seen and that "
 	  "congestion loss left to the sender) or accept (the kernel forwards the original; drops at this "

@@ -54,6 +54,7 @@ struct pep_config {
 	bool fail_open;
 	char control_socket[PEP_PATH_MAX];
 	bool log_flows;
+	char trace_file[PEP_PATH_MAX];
 
 	/* the flow table */
 	uint32_t max_flows;
@@ -73,6 +74,8 @@ struct pep_config {
 	bool hide_sack;
 	bool discount_copy_dupacks;
 	bool ack_acked_rtx;
+	uint64_t aqm_target_ns;
+	uint64_t aqm_interval_ns;
 	enum pep_forward forward;
 	uint32_t rtx_priority;
 	int copies;		/* extra copies per local retransmission, or COPIES_AUTO */

@@ -172,6 +172,38 @@ static bool is_wireless(struct pepd *d, uint32_t ifindex)
 
 /* ---------------------------------------------------------------- per packet */
 
+/* ---------------------------------------------------------------- tracing (debug) */
+
+static void trace_out(struct pepd *d, const struct pep_out *out)
+{
+	uint32_t i;
+
+	fprintf(d->trace, " -> %s", out->verdict == VERDICT_DROP ? "drop" : out->verdict == VERDICT_INJECT ? "inject" : "accept");
+	if (out->hide_sack)
+		fprintf(d->trace, "+hide");
+	for (i = 0; i < out->nact; i++)
+		fprintf(d->trace, " %s:%u*%u", out->act[i].type == ACTION_SEND_SEGMENT ? "rtx" : "ack", out->act[i].seq,
+			out->act[i].copies);
+	if (out->timer_op == TIMER_SET)
+		fprintf(d->trace, " timer+%.1fms", (double)(out->timer_at - pepd_now_ns()) / 1e6);
+	else if (out->timer_op == TIMER_CANCEL)
+		fprintf(d->trace, " timer-off");
+}
+
+static void trace_packet(struct pepd *d, const struct flow *f, const struct pkt *p, enum pep_dir dir,
+			 const struct pep_out *out, uint64_t now)
+{
+	int b;
+
+	fprintf(d->trace, "%.3f %llu %s seq=%u ack=%u len=%u win=%u fl=%02x", (double)(now - d->started_ns) / 1e6,
+		(unsigned long long)f->id, dir == DIR_TO_WIRELESS ? "D" : "A", p->seq, p->ack, p->payload_len,
+		p->window, p->flags);
+	for (b = 0; b < p->nsack; b++)
+		fprintf(d->trace, "%s%u-%u", b ? "," : " sack=", p->sack[b].start, p->sack[b].end);
+	trace_out(d, out);
+	fprintf(d->trace, " cache=%u\n", f->cache.count);
+}
+
 /* Send the cached segment at seq and tell the filter whether the egress queue took it. */
 static void send_cached(struct pepd *d, struct flow *f, const struct pep_ctx *ctx, uint32_t seq, unsigned int copies)
 {
@@ -185,6 +217,9 @@ static void send_cached(struct pepd *d, struct flow *f, const struct pep_ctx *ct
 		f->cnt.inject_errors++;
 		d->stats.total.inject_errors++;
 	}
+	if (d->trace)
+		fprintf(d->trace, "%.3f %llu send %u*%u %s\n", (double)(ctx->now - d->started_ns) / 1e6,
+			(unsigned long long)f->id, seq, copies, r > 0 ? "queued" : strerror(-r));
 	if (d->ops->sent)
 		d->ops->sent(f, seq, r > 0, ctx);
 }
@@ -310,6 +345,8 @@ static void handle_packet(struct pepd *d, uint32_t id, const uint8_t *data, uint
 	conn_observe(&f->conn, &p, dir);
 	out_reset(&out);
 	d->ops->packet(f, &p, dir, &ctx, &out);
+	if (d->trace)
+		trace_packet(d, f, &p, dir, &out, ctx.now);
 	apply_timer(d, f, &out);
 	do_actions(d, f, &ctx, &out);
 	if (out.verdict == VERDICT_DROP) {
@@ -317,6 +354,10 @@ static void handle_packet(struct pepd *d, uint32_t id, const uint8_t *data, uint
 	} else if (out.verdict == VERDICT_INJECT) {
 		verdict(d, id, NF_DROP, NULL, 0);
 		send_cached(d, f, &ctx, out.inject_seq, 1);
+	} else if (out.sack_one && p.sack_opt_off) {
+		build_one_sack(&p, &out.sack_one_block, d->scratch);
+		verdict(d, id, NF_ACCEPT, d->scratch, p.len);
+		d->stats.verdicts_mangled++;
 	} else if (out.hide_sack && p.sack_opt_off) {
 		build_strip_sack(&p, d->scratch);
 		verdict(d, id, NF_ACCEPT, d->scratch, p.len);
@@ -387,6 +428,12 @@ static void run_timers(struct pepd *d)
 	while ((f = flow_timer_expired(&d->ft, ctx.now))) {
 		out_reset(&out);
 		d->ops->timer(f, &ctx, &out);
+		if (d->trace) {
+			fprintf(d->trace, "%.3f %llu timer", (double)(ctx.now - d->started_ns) / 1e6,
+				(unsigned long long)f->id);
+			trace_out(d, &out);
+			fprintf(d->trace, " cache=%u\n", f->cache.count);
+		}
 		apply_timer(d, f, &out);
 		do_actions(d, f, &ctx, &out);
 	}
@@ -443,6 +490,14 @@ int pepd_start(struct pepd *d, const struct pep_config *cfg, char *err, size_t e
 				cfg->wireless[i]);
 	if (inject_open(&d->inj, cfg->mark, cfg->rtx_priority, err, errlen) < 0)
 		return -1;
+	if (cfg->trace_file[0]) {
+		d->trace = fopen(cfg->trace_file, "w");
+		if (!d->trace) {
+			snprintf(err, errlen, "trace_file = %s: %s", cfg->trace_file, strerror(errno));
+			return -1;
+		}
+		setvbuf(d->trace, NULL, _IOFBF, 1 << 20);
+	}
 	d->rxlen = RX_BUF_SIZE;
 	d->rxbuf = malloc(d->rxlen);
 	d->txbuf = malloc(BATCH_LIMIT + 0xffff + MNL_SOCKET_BUFFER_SIZE);
@@ -558,4 +613,7 @@ void pepd_stop(struct pepd *d)
 	free(d->txbuf);
 	d->rxbuf = d->txbuf = NULL;
 	flow_table_free(&d->ft);
+	if (d->trace)
+		fclose(d->trace);
+	d->trace = NULL;
 }

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "filter.h"
@@ -45,6 +46,7 @@ struct pepd {
 	char ctl_path[PEP_PATH_MAX];
 	uint64_t started_ns;
 	bool stop;
+	FILE *trace;
 	uint8_t scratch[65536 + 64];
 };
 

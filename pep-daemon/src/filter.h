@@ -53,6 +53,8 @@ struct pep_out {
 	enum pep_verdict verdict;
 	uint32_t inject_seq;	/* with VERDICT_INJECT */
 	bool hide_sack;		/* forward with the SACK option blanked */
+	bool sack_one;		/* forward with the SACK option cut to sack_one_block */
+	struct sack_block sack_one_block;
 	enum pep_timer_op timer_op;
 	uint64_t timer_at;	/* absolute, ns, with TIMER_SET */
 	uint32_t nact;
@@ -97,6 +99,7 @@ static inline void out_reset(struct pep_out *out)
 	out->verdict = VERDICT_ACCEPT;
 	out->inject_seq = 0;
 	out->hide_sack = false;
+	out->sack_one = false;
 	out->timer_op = TIMER_KEEP;
 	out->timer_at = 0;
 	out->nact = 0;

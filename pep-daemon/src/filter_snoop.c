@@ -36,13 +36,39 @@
  * ordinals later has arrived.  What is known to have arrived:
  *   - with SACK: every segment cumulatively acknowledged or covered by a SACK
  *     block (exact; DSACK blocks report duplicates and are not evidence);
- *   - without SACK: cumulatively acknowledged segments, plus one more
- *     transmission for every duplicate ACK (each one is an arrival).
+ *   - without SACK: cumulatively acknowledged segments whose copy is known
+ *     (an original, or the sender's retransmission of a segment that never
+ *     left this box); a dupack does not say which transmission arrived.
+ *     The first round follows the paper: rtx_thresh duplicate ACKs
+ *     (RFC 5681's: pure, same ACK, same window; a window update may be the
+ *     application reading, not an arrival).  At a partial ACK, also the
+ *     dupacks counted for the old hole beyond the segments now acknowledged
+ *     (arrivals above the new hole: NewReno's inference, done here, and on
+ *     the safe side: some of those segments may have arrived earlier).  A
+ *     lost local retransmission is the timer's.
+ * An ACK for a segment sent more than once is ambiguous (Karn): which copy
+ * arrived?  When the latest round was triggered by such evidence, every
+ * earlier copy was already proven lost (FIFO), so the ACK credits the
+ * latest round; after a timer round (no evidence: the original may only be
+ * late, e.g. behind a long queue) it credits the original.
  * This finds the second hole of a window at the partial ACK that ends the
  * first, and a lost local retransmission as soon as anything sent after it
  * arrives, without waiting for the timer.  Without SACK only the hole at the
  * cumulative ACK can be inferred (nothing is known about segments above it).
  * The first round also follows the paper's rule: rtx_thresh dupacks.
+ *
+ * Congestion.  Hiding wireless losses also hides congestion: a sender that
+ * never sees a loss grows its window until this box's egress queue
+ * overflows, in bursts.  Two signals reach it instead:
+ *   - forward = inject: pepd sends the cached data itself, and a segment
+ *     the egress queue refuses (ENOBUFS) is a congestion loss, left to the
+ *     sender (its dupacks and SACK blocks pass);
+ *   - aqm_target: when the hop's RTT has stood more than aqm_target above
+ *     its minimum for aqm_interval (a standing queue), the next new segment
+ *     is dropped, uncached, as a congestion signal, once per sender
+ *     reaction (CoDel's idea with one drop per episode): the sender halves
+ *     its window with one retransmission instead of losing a burst to tail
+ *     drop, most of all when slow start overshoots.
  *
  * SACK towards the sender: while every hole below the highest SACK block is
  * cached here (so this box will repair it), the SACK option of forwarded
@@ -85,10 +111,17 @@ uint64_t snoop_rto(const struct snoop_state *s, const struct pep_config *cfg)
 	return rto;
 }
 
-static void rtt_sample(struct snoop_state *s, uint64_t r)
+#define MIN_RTT_WINDOW_NS (10ULL * 1000000000ULL)
+
+static void rtt_sample(struct snoop_state *s, uint64_t r, uint64_t now)
 {
 	uint64_t err;
 
+	s->last_rtt_ns = r;
+	if (!s->min_rtt_ns || r <= s->min_rtt_ns || now - s->min_rtt_stamp > MIN_RTT_WINDOW_NS) {
+		s->min_rtt_ns = r;
+		s->min_rtt_stamp = now;
+	}
 	if (!s->rtt_valid) {
 		s->srtt_ns = r;
 		s->rttvar_ns = r / 2;
@@ -147,6 +180,12 @@ static void note_transmission(struct snoop_state *s, struct seg *g, uint64_t now
 	g->last_tx_ns = now;
 }
 
+static void credit_arrival(struct snoop_state *s, const struct seg *g)
+{
+	if (g->credit_order > s->delivered)
+		s->delivered = g->credit_order;
+}
+
 /* One local retransmission round of g; false when it was not sent. */
 static bool retransmit(const struct snoop_policy *pol, struct flow *f, struct seg *g, const struct pep_ctx *ctx,
 		       struct pep_out *out, bool by_timer)
@@ -167,6 +206,8 @@ static bool retransmit(const struct snoop_policy *pol, struct flow *f, struct se
 	if (!out_push(out, ACTION_SEND_SEGMENT, g->seq, (uint8_t)(1 + extra)))
 		return false;
 	note_transmission(s, g, ctx->now, (uint8_t)(1 + extra));
+	if (!by_timer && sack_mode(f, ctx))
+		g->credit_order = g->tx_first;	/* SACK proved the earlier copies lost */
 	g->local_rtx++;
 	g->last_extra = extra;
 	g->flags &= (uint8_t)~SEG_SACKED;
@@ -185,22 +226,21 @@ static bool may_retransmit(const struct seg *g)
 
 /*
  * Retransmit cached segments that a later arrival proves lost (see the
- * top of the file); at most max_burst per event.  Without SACK only the
- * segment at the cumulative ACK can be judged.
+ * top of the file); at most max_burst per event.  SACK only.
  */
 static void detect_losses(const struct snoop_policy *pol, struct flow *f, const struct pep_ctx *ctx,
 			  struct pep_out *out, bool sackm)
 {
 	struct snoop_state *s = &f->st.snoop;
-	uint32_t budget = ctx->cfg->max_burst, i, n = sackm ? f->cache.count : (f->cache.count ? 1 : 0);
+	uint32_t budget = ctx->cfg->max_burst, i;
 
-	for (i = 0; i < n && budget; i++) {
+	if (!sackm)
+		return;
+	for (i = 0; i < f->cache.count && budget; i++) {
 		struct seg *g = segq_at(&f->cache, i);
 
 		if (!may_retransmit(g))
 			continue;
-		if (!sackm && seq_after(g->seq, s->last_ack))
-			break;	/* not the hole at the cumulative ACK */
 		if (s->delivered < g->tx_order + ctx->cfg->rtx_thresh)
 			continue;
 		if (retransmit(pol, f, g, ctx, out, false))
@@ -243,8 +283,7 @@ static void sack_mark(struct flow *f, const struct pkt *p)
 				break;
 			if (seq_geq(g->seq, blk->start) && seq_leq(g->end, blk->end) && !(g->flags & SEG_SACKED)) {
 				g->flags |= SEG_SACKED;
-				if (g->tx_first > s->delivered)
-					s->delivered = g->tx_first;
+				credit_arrival(s, g);
 			}
 		}
 	}
@@ -254,7 +293,7 @@ static void sack_mark(struct flow *f, const struct pkt *p)
  * Will this box repair every hole below the highest SACK block?  Then the
  * sender need not see the blocks (nor the dupack that carries them).
  */
-static bool holes_cached(const struct flow *f, const struct pkt *p)
+static bool holes_cached(const struct flow *f, const struct pkt *p, uint32_t *exposed)
 {
 	const struct snoop_state *s = &f->st.snoop;
 	uint32_t pos = p->ack, top = p->ack, guard;
@@ -278,6 +317,7 @@ static bool holes_cached(const struct flow *f, const struct pkt *p)
 		}
 		if (moved)
 			continue;
+		*exposed = pos;
 		i = segq_find(&f->cache, pos);
 		if (i < 0)
 			return false;	/* a hole this box has no copy of */
@@ -287,18 +327,114 @@ static bool holes_cached(const struct flow *f, const struct pkt *p)
 			return false;	/* the sender is (or must be) recovering it */
 		pos = g->end;
 	}
+	*exposed = pos;
 	return !seq_before(pos, top);
+}
+
+/* Is pos inside a valid, non-DSACK block of p?  Then where does that block end? */
+static bool in_block(const struct flow *f, const struct pkt *p, uint32_t pos, uint32_t *end)
+{
+	int b;
+
+	for (b = first_block_is_dsack(p) ? 1 : 0; b < p->nsack; b++) {
+		const struct sack_block *blk = &p->sack[b];
+
+		if (block_valid(&f->st.snoop, blk, p->ack) && seq_leq(blk->start, pos) && seq_after(blk->end, pos)) {
+			*end = blk->end;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The one SACK block to show the sender for the hole at `exposed` that is
+ * its to recover: from the hole's end, everything that is either received
+ * (SACKed) or held here for local repair, up to the next hole that is not
+ * ours.  Data held here is reported as received: a promise pepd keeps by
+ * repairing it (and if it gives up, the sender's SACK-reneging timer
+ * retransmits it).  Without that, a SACK sender would retransmit every hole
+ * above the exposed one too, all of them already being repaired here.
+ */
+static bool exposed_block(const struct flow *f, const struct pkt *p, uint32_t exposed, struct sack_block *blk)
+{
+	const struct snoop_state *s = &f->st.snoop;
+	uint32_t pos, top = p->ack, guard, end;
+	long i = segq_find(&f->cache, exposed);
+	int b;
+
+	for (b = first_block_is_dsack(p) ? 1 : 0; b < p->nsack; b++)
+		if (block_valid(s, &p->sack[b], p->ack) && seq_after(p->sack[b].end, top))
+			top = p->sack[b].end;
+	if (i >= 0) {
+		pos = segq_at(&f->cache, (uint32_t)i)->end;	/* the hole is one cached segment */
+	} else {
+		/* not cached here: it reaches up to the next block */
+		pos = top;
+		for (b = first_block_is_dsack(p) ? 1 : 0; b < p->nsack; b++)
+			if (block_valid(s, &p->sack[b], p->ack) && seq_after(p->sack[b].start, exposed) &&
+			    seq_before(p->sack[b].start, pos))
+				pos = p->sack[b].start;
+	}
+	blk->start = pos;
+	for (guard = f->cache.count + PKT_MAX_SACK + 2; seq_before(pos, top) && guard; guard--) {
+		if (in_block(f, p, pos, &end)) {
+			pos = end;
+			continue;
+		}
+		i = segq_find(&f->cache, pos);
+		if (i < 0 || segq_at(&f->cache, (uint32_t)i)->flags & (SEG_NOT_OURS | SEG_SENDER_RTX))
+			break;
+		pos = segq_at(&f->cache, (uint32_t)i)->end;
+	}
+	blk->end = pos;
+	return seq_after(blk->end, blk->start);
 }
 
 static void maybe_hide_sack(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out,
 			    bool sackm)
 {
+	uint32_t exposed = p->ack;
+	struct sack_block one;
+
 	if (!sackm || !p->nsack || !ctx->cfg->hide_sack || out->verdict != VERDICT_ACCEPT)
 		return;
-	if (holes_cached(f, p)) {
+	if (holes_cached(f, p, &exposed)) {
 		out->hide_sack = true;
 		COUNT(ctx, f, sack_hidden, 1);
+		return;
 	}
+	if (exposed_block(f, p, exposed, &one) &&
+	    !(p->nsack == 1 && one.start == p->sack[0].start && one.end == p->sack[0].end)) {
+		out->sack_one = true;
+		out->sack_one_block = one;
+		COUNT(ctx, f, sack_trimmed, 1);
+	}
+}
+
+static void start_signal(struct snoop_state *s, uint32_t seq, const struct pep_ctx *ctx)
+{
+	s->signal_dropped = false;
+	s->signal_pending = true;
+	s->signal_seq = seq;
+	s->signal_ns = ctx->now;
+	s->above_since = 0;
+}
+
+/* A standing queue on the hop: time to tell the sender (see the top of the file)? */
+static bool congestion_signal_due(struct snoop_state *s, const struct pep_config *cfg, uint64_t now)
+{
+	if (!cfg->aqm_target_ns || !s->rtt_valid || s->signal_pending)
+		return false;
+	if (s->last_rtt_ns < s->min_rtt_ns + cfg->aqm_target_ns) {
+		s->above_since = 0;
+		return false;
+	}
+	if (!s->above_since)
+		s->above_since = now;
+	if (!s->signal_ns)
+		return true;	/* the first standing queue is slow start overshooting: at once */
+	return now - s->above_since >= cfg->aqm_interval_ns && now - s->signal_ns >= cfg->aqm_interval_ns;
 }
 
 static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out)
@@ -308,7 +444,7 @@ static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *c
 	uint32_t end = pkt_end(p);
 	struct seg *g = NULL;
 	enum cache_insert r;
-	bool sender_rtx;
+	bool sender_rtx, refused;
 
 	COUNT(ctx, f, data_packets, 1);
 	if (p->flags & TCPF_SYN) {
@@ -339,22 +475,75 @@ static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *c
 		return;
 	}
 	sender_rtx = seq_before(p->seq, s->snd_max);
-	if (sender_rtx)
+	if (sender_rtx) {
+		long i = segq_find(&f->cache, p->seq);
+		struct seg *h = i >= 0 ? segq_at(&f->cache, (uint32_t)i) : NULL;
+
 		COUNT(ctx, f, sender_rtx, 1);
+		if (h && h->seq == p->seq && h->local_rtx && !(h->flags & (SEG_NOT_OURS | SEG_SENDER_RTX)) &&
+		    ctx->now - h->last_tx_ns < snoop_rto(s, cfg)) {
+			/* our own retransmission of it is on its way: this copy would only waste the hop */
+			out->verdict = VERDICT_DROP;
+			COUNT(ctx, f, sender_rtx_dropped, 1);
+			return;
+		}
+		if (!h || h->flags & SEG_NOT_OURS) {
+			/* the sender recovers a hole left to it: it is in recovery until all it sent is acknowledged */
+			s->sender_recovering = true;
+			s->sender_recover = s->snd_max;
+		}
+	}
+	if (!sender_rtx && congestion_signal_due(s, cfg, ctx->now)) {
+		/* dropped here and never cached: its loss, and the congestion, are the sender's to see */
+		out->verdict = VERDICT_DROP;
+		start_signal(s, p->seq, ctx);
+		s->signal_dropped = true;
+		s->snd_max = end;
+		COUNT(ctx, f, congestion_signals, 1);
+		return;
+	}
 	r = segq_insert(&f->cache, ctx->budget, p->seq, end, p->data, p->len, &g);
 	switch (r) {
 	case CACHE_INSERTED:
 		COUNT(ctx, f, cached_packets, 1);
 		g->first_tx_ns = ctx->now;
-		if (sender_rtx)
-			g->flags |= SEG_SENDER_RTX;
 		note_transmission(s, g, ctx->now, 1);
+		g->credit_order = g->tx_order;
+		if (sender_rtx) {
+			g->flags |= SEG_SENDER_RTX;
+			/*
+			 * An earlier copy may have passed uncached or around this box,
+			 * and an ACK for it would say nothing about this one; unless
+			 * that copy was this box's congestion signal, dropped here.
+			 */
+			if (!(s->signal_seq == p->seq && s->signal_dropped))
+				g->credit_order = 0;
+		}
 		break;
 	case CACHE_DUPLICATE:
-		/* the sender's own retransmission of a segment cached here */
+		/*
+		 * The sender's own retransmission of a segment cached here: keep
+		 * its bytes, not ours (its timestamp is current; ours may be old
+		 * enough for the receiver's PAWS check to discard).
+		 */
+		if (segq_replace(&f->cache, ctx->budget, g, end, p->data, p->len) < 0) {
+			/* no room for the new copy: the old one must not stay; pass it uncached */
+			segq_remove(&f->cache, ctx->budget, (uint32_t)segq_find(&f->cache, p->seq));
+			COUNT(ctx, f, cache_full, 1);
+			g = NULL;
+			break;
+		}
+		refused = g->flags & SEG_QUEUE_DROP;
 		g->flags = (uint8_t)((g->flags | SEG_SENDER_RTX) & ~(SEG_NOT_OURS | SEG_SACKED));
 		g->local_rtx = 0;
 		note_transmission(s, g, ctx->now, 1);
+		/*
+		 * If no earlier copy ever entered the queue, an ACK for it proves
+		 * this one arrived; otherwise it may race one of ours: credit only
+		 * what was surely sent before.
+		 */
+		if (refused)
+			g->credit_order = g->tx_order;
 		break;
 	case CACHE_FULL:
 	case CACHE_NOMEM:
@@ -378,23 +567,30 @@ void snoop_sent(struct flow *f, uint32_t seq, bool queued, const struct pep_ctx 
 	if (queued || i < 0)
 		return;
 	g = segq_at(&f->cache, (uint32_t)i);
-	if (!(g->flags & SEG_QUEUE_DROP)) {
+	COUNT(ctx, f, queue_drops, 1);
+	if (g->local_rtx)
+		g->local_rtx--;	/* a round that never left this box does not count */
+	if (!f->st.snoop.signal_pending && !(g->flags & SEG_QUEUE_DROP)) {
 		/*
-		 * This box's own queue is full: a congestion loss.  Repairing it
-		 * locally would hide the congestion from the sender, which would
-		 * then never slow down; its dupacks and SACK blocks go through.
+		 * This box's own queue is full: congestion.  Repairing every such
+		 * loss locally would hide it, and the sender would never slow
+		 * down; exposing every one would cost it a burst of
+		 * retransmissions.  One per episode is left to it (its dupacks
+		 * and SACK blocks pass): the episode's signal.  The others are
+		 * repaired here as soon as the queue has room.
 		 */
 		g->flags |= SEG_QUEUE_DROP;
-		COUNT(ctx, f, queue_drops, 1);
+		start_signal(&f->st.snoop, g->seq, ctx);
+		COUNT(ctx, f, congestion_signals, 1);
 	}
 }
 
 static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const struct pkt *p,
-		       const struct pep_ctx *ctx, bool sackm)
+		       const struct pep_ctx *ctx, struct pep_out *out, bool sackm)
 {
 	struct snoop_state *s = &f->st.snoop;
-	struct seg *sample = NULL;
-	uint32_t discount = 0, i;
+	struct seg *sample = NULL, *h;
+	uint32_t discount = 0, i, prev_dupacks = s->dupacks;
 
 	for (i = 0; i < f->cache.count; i++) {
 		struct seg *g = segq_at(&f->cache, i);
@@ -403,20 +599,23 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 			break;
 		if (!(g->flags & SEG_SENDER_RTX))
 			pol->first_tx_outcome(f, ctx, g->local_rtx > 0);
-		if (g->tx_first > s->delivered)
-			s->delivered = g->tx_first;
+		credit_arrival(s, g);
 		if (g->local_rtx == 0 && !(g->flags & SEG_SENDER_RTX))
 			sample = g;
 		else if (g->local_rtx > 0)
 			discount += g->last_extra;
 	}
 	if (sample && ctx->now >= sample->last_tx_ns)
-		rtt_sample(s, ctx->now - sample->last_tx_ns);
+		rtt_sample(s, ctx->now - sample->last_tx_ns, ctx->now);
 	segq_ack(&f->cache, ctx->budget, p->ack);
 	s->last_ack = p->ack;
 	s->last_win = p->window;
 	s->dupacks = 0;
 	s->backoff = 0;
+	if (s->signal_pending && seq_after(p->ack, s->signal_seq))
+		s->signal_pending = false;	/* the sender recovered the signal */
+	if (s->sender_recovering && seq_geq(p->ack, s->sender_recover))
+		s->sender_recovering = false;
 	/*
 	 * The remaining extra copies will each draw a dupack for the new ACK.
 	 * With SACK they are recognised by their DSACK block anyway; without,
@@ -424,6 +623,25 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 	 * paper's Snoop+, whose c >= 3 then triggers a false round).
 	 */
 	s->dup_discount = sackm || ctx->cfg->discount_copy_dupacks ? discount : 0;
+	/*
+	 * Without SACK: i segments were acknowledged, the old hole and i - 1
+	 * that had arrived above it, each of which drew one of its dupacks.
+	 * Dupacks beyond those came from arrivals above the new ACK: the
+	 * segment it names is missing.
+	 */
+	h = f->cache.count ? segq_at(&f->cache, 0) : NULL;
+	if (!sackm && i && h && seq_leq(h->seq, p->ack) && h->local_rtx == 0 && may_retransmit(h) &&
+	    !(h->flags & SEG_SENDER_RTX) &&
+	    (prev_dupacks >= i - 1 + ctx->cfg->rtx_thresh || s->delivered > h->tx_order))
+		retransmit(pol, f, h, ctx, out, false);
+}
+
+/* Is the segment a partial ACK names cached here and being (or to be) repaired by this box? */
+static bool partial_ack_ours(const struct flow *f, uint32_t ack)
+{
+	long i = segq_find(&f->cache, ack);
+
+	return i >= 0 && !(segq_at(&f->cache, (uint32_t)i)->flags & (SEG_NOT_OURS | SEG_SENDER_RTX | SEG_SACKED));
 }
 
 static void on_dupack(const struct snoop_policy *pol, struct flow *f, const struct pkt *p, const struct pep_ctx *ctx,
@@ -438,17 +656,6 @@ static void on_dupack(const struct snoop_policy *pol, struct flow *f, const stru
 	i = segq_find(&f->cache, s->last_ack);
 	if (i >= 0)
 		h = segq_at(&f->cache, (uint32_t)i);
-	if (!sackm) {
-		/*
-		 * Each dupack is one more arrival, and not of the hole: had any
-		 * copy of the hole arrived, the ACK would have moved.
-		 */
-		uint64_t next = s->delivered + 1;
-
-		if (h && next >= h->tx_first && next <= h->tx_order)
-			next = h->tx_order + 1;
-		s->delivered = next;
-	}
 	if (s->dup_discount && (!sackm || only_dsack || !p->nsack)) {
 		/* drawn by one of our extra copies: neither evidence nor the sender's business */
 		s->dup_discount--;
@@ -457,10 +664,13 @@ static void on_dupack(const struct snoop_policy *pol, struct flow *f, const stru
 		s->dupacks++;	/* a DSACK-only dupack reports a duplicate: no news about holes */
 	}
 	handled = h && !(h->flags & (SEG_NOT_OURS | SEG_SENDER_RTX));
-	if (handled && sackm && p->nsack)
-		handled = holes_cached(f, p);
-	/* the paper's rule for the first round: rtx_thresh dupacks */
-	if (h && h->local_rtx == 0 && may_retransmit(h) && !(h->flags & SEG_SENDER_RTX) &&
+	if (handled && sackm && p->nsack) {
+		uint32_t exposed;
+
+		handled = holes_cached(f, p, &exposed);
+	}
+	/* without SACK, the paper's rule for the first round: rtx_thresh dupacks */
+	if (!sackm && h && h->local_rtx == 0 && may_retransmit(h) && !(h->flags & SEG_SENDER_RTX) &&
 	    s->dupacks >= ctx->cfg->rtx_thresh)
 		retransmit(pol, f, h, ctx, out, false);
 	detect_losses(pol, f, ctx, out, sackm);
@@ -501,20 +711,39 @@ static void on_ack(const struct snoop_policy *pol, struct flow *f, const struct 
 		return;
 	}
 	if (seq_after(p->ack, s->last_ack)) {
-		on_new_ack(pol, f, p, ctx, sackm);
+		on_new_ack(pol, f, p, ctx, out, sackm);
 		if (sackm)
 			sack_mark(f, p);
 		detect_losses(pol, f, ctx, out, sackm);
 		maybe_hide_sack(f, p, ctx, out, sackm);
+		if (!sackm && pure && s->sender_recovering && partial_ack_ours(f, p->ack)) {
+			/*
+			 * A NewReno sender in recovery answers every partial ACK by
+			 * retransmitting the segment it names.  That segment is being
+			 * repaired here: keep the partial ACK; the next one, once
+			 * the repair has arrived, tells the sender more.
+			 */
+			out->verdict = VERDICT_DROP;
+			COUNT(ctx, f, partial_acks_held, 1);
+		}
 	} else if (p->ack == s->last_ack) {
 		if (sackm)
 			sack_mark(f, p);
-		if (pure && p->window == s->last_win) {
+		/*
+		 * With SACK a duplicate ACK is any pure ACK repeating the last
+		 * one, whatever its window (a Linux receiver grows its window
+		 * while out-of-order data arrive; the SACK blocks say what
+		 * arrived; a dropped one's window comes with the next new ACK).
+		 * Without SACK, RFC 5681's definition: the window unchanged too,
+		 * since a window update may come from the application reading.
+		 */
+		bool dup = pure && (sackm || p->window == s->last_win);
+
+		s->last_win = p->window;
+		if (dup)
 			on_dupack(pol, f, p, ctx, out, sackm);
-		} else {
-			s->last_win = p->window;	/* a window update or data: never a dupack */
+		else
 			detect_losses(pol, f, ctx, out, sackm);
-		}
 		maybe_hide_sack(f, p, ctx, out, sackm);
 	} else if (pure) {
 		/* older than an ACK already seen: reordered on the way up, nothing new */
@@ -542,27 +771,18 @@ void snoop_packet(const struct snoop_policy *pol, struct flow *f, const struct p
 void snoop_timer(const struct snoop_policy *pol, struct flow *f, const struct pep_ctx *ctx, struct pep_out *out)
 {
 	struct snoop_state *s = &f->st.snoop;
-	uint32_t budget = ctx->cfg->max_burst, i;
 	uint64_t rto = snoop_rto(s, ctx->cfg);
 	struct seg *h = timer_head(f);
-	bool sent = false;
 
 	if (h && ctx->now >= h->last_tx_ns + rto) {
+		/*
+		 * The oldest hole only, as in Snoop: a timeout is no evidence of
+		 * loss (the segment may be queued behind a long egress queue), so
+		 * it costs one segment per backoff step at most.  Holes that
+		 * arrivals prove lost are retransmitted by detect_losses.
+		 */
 		COUNT(ctx, f, timer_expiries, 1);
-		/* The head first; with SACK also every other hole as old as a timeout. */
-		for (i = 0; i < f->cache.count && budget; i++) {
-			struct seg *g = segq_at(&f->cache, i);
-
-			if (!may_retransmit(g) || ctx->now < g->last_tx_ns + rto)
-				continue;
-			if (g != h && !sack_mode(f, ctx))
-				break;
-			if (retransmit(pol, f, g, ctx, out, true)) {
-				budget--;
-				sent = true;
-			}
-		}
-		if (sent && s->backoff < SNOOP_MAX_BACKOFF)
+		if (retransmit(pol, f, h, ctx, out, true) && s->backoff < SNOOP_MAX_BACKOFF)
 			s->backoff++;
 	}
 	rearm(f, ctx, out);	/* the glue popped the timer: f->deadline is 0 */
@@ -576,6 +796,8 @@ void snoop_report(const struct flow *f, const struct pep_ctx *ctx, struct json_o
 	jo_dbl(j, "srtt_ms", s->rtt_valid ? (double)s->srtt_ns / 1e6 : 0.0);
 	jo_dbl(j, "rttvar_ms", s->rtt_valid ? (double)s->rttvar_ns / 1e6 : 0.0);
 	jo_dbl(j, "rto_ms", (double)snoop_rto(s, ctx->cfg) / 1e6);
+	jo_dbl(j, "min_rtt_ms", (double)s->min_rtt_ns / 1e6);
+	jo_dbl(j, "last_rtt_ms", (double)s->last_rtt_ns / 1e6);
 	jo_u64(j, "dupacks", s->dupacks);
 	jo_u64(j, "transmissions", s->tx_counter);
 }

@@ -37,6 +37,17 @@ struct snoop_state {
 	bool rtt_valid;
 	uint32_t backoff;
 	uint64_t last_gen_ack_ns;
+	/* congestion signalling at this box's queue (see filter_snoop.c) */
+	uint64_t last_rtt_ns;	/* latest RTT sample of the hop, queueing included */
+	uint64_t min_rtt_ns;	/* its minimum: the hop without a queue */
+	uint64_t min_rtt_stamp;
+	uint64_t above_since;	/* queueing delay above aqm_target since (0: below) */
+	uint64_t signal_ns;	/* last congestion signal */
+	uint32_t signal_seq;	/* the segment dropped as the signal */
+	bool signal_pending;	/* ... not yet acknowledged: the sender has not recovered it */
+	bool signal_dropped;	/* the signal was a segment dropped here (so never sent on) */
+	bool sender_recovering;	/* the sender retransmitted a hole left to it ... */
+	uint32_t sender_recover;	/* ... and is in recovery until this is acknowledged */
 	struct loss_estimator est;
 };
 

@@ -278,6 +278,10 @@ void conn_observe(struct conn *c, const struct pkt *p, enum pep_dir dir)
 		}
 		if (p->payload_len > c->max_payload)
 			c->max_payload = p->payload_len;
+		if (p->has_ts && (!c->fh_has_ts || seq_after(p->tsval, c->fh_tsval))) {
+			c->fh_tsval = p->tsval;
+			c->fh_has_ts = true;
+		}
 		return;
 	}
 	if (p->flags & TCPF_SYN) {

@@ -36,6 +36,8 @@ struct conn {
 	bool sack_seen;			/* SACK blocks seen mid-stream */
 	uint16_t wh_mss;		/* MSS the wireless host announced (0: unknown) */
 	uint32_t max_payload;		/* largest payload seen from the fixed host */
+	bool fh_has_ts;
+	uint32_t fh_tsval;		/* the fixed host's newest TSval */
 	/* the wireless host's side: enough to write an ACK in its name */
 	bool wh_seen;
 	uint32_t wh_nxt;

@@ -128,7 +128,9 @@ int inject_segment(struct injector *inj, const struct flow *f, const struct seg 
 	/* RFC 6691: the MSS counts payload without options */
 	if (f->conn.wh_mss > opts && f->conn.wh_mss - opts < max_payload)
 		max_payload = f->conn.wh_mss - opts;
-	r = build_slices(&p, max_payload, inj->buf, sizeof(inj->buf), send_slice, &c);
+	/* the fixed host's newest TSval: never older than what the receiver holds as TS.Recent */
+	r = build_slices(&p, max_payload, f->conn.fh_has_ts ? &f->conn.fh_tsval : NULL, inj->buf, sizeof(inj->buf),
+			 send_slice, &c);
 	if (r < 0)
 		return -EMSGSIZE;
 	return c.first_err && !c.sent ? c.first_err : c.sent;

@@ -169,6 +169,7 @@ static enum pkt_result parse_options(const uint8_t *b, uint32_t start, uint32_t 
 			if (olen != 10)
 				return PKT_ERR_TCP_OPTION;
 			p->has_ts = true;
+			p->ts_opt_off = (uint16_t)i;
 			p->tsval = be32(b + i + 2);
 			p->tsecr = be32(b + i + 6);
 			break;

@@ -92,6 +92,7 @@ struct pkt {
 	uint32_t tsval, tsecr;
 	uint8_t nsack;
 	struct sack_block sack[PKT_MAX_SACK];
+	uint16_t ts_opt_off;	/* offset of the timestamp option in data, 0 if none */
 	uint16_t sack_opt_off;	/* offset of the SACK option in data, 0 if none */
 	uint8_t sack_opt_len;	/* its length, kind and length bytes included */
 };

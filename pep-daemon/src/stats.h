@@ -23,11 +23,15 @@
 	X(dupacks_dropped, "duplicate ACKs kept from the sender")                                              \
 	X(dupacks_forwarded, "duplicate ACKs passed to the sender")                                            \
 	X(sack_hidden, "ACKs forwarded with their SACK option blanked")                                        \
+	X(sack_trimmed, "ACKs forwarded with SACK cut to the block above the hole left to the sender")         \
 	X(acks_generated, "ACKs written by pepd on behalf of the wireless host")                               \
 	X(data_dropped, "sender retransmissions of acknowledged data dropped")                                 \
 	X(sender_rtx, "sender retransmissions seen")                                                           \
 	X(timer_expiries, "local retransmission timer expiries")                                               \
 	X(stale_acks_dropped, "ACKs older than the last one seen, dropped")                                    \
+	X(partial_acks_held, "partial ACKs kept from a recovering sender while this box repairs the next hole") \
+	X(sender_rtx_dropped, "sender retransmissions of segments being repaired here, dropped")                \
+	X(congestion_signals, "segments dropped on purpose as a congestion signal (aqm_target)")                  \
 	X(queue_drops, "segments this box's own egress queue refused (congestion): left to the sender")             \
 	X(inject_errors, "sends that failed (the egress queue was full, or no route)")
 

@@ -9,6 +9,7 @@
  *     "rtx 2000"       send the cached segment at 2000 once
  *     "rtx 2000x3"     ... three times (1 + 2 extra copies)
  *     "ack 5000"       send the fixed host an ACK for 5000
+ *     "sack 3000-6000" the ACK goes on with its SACK option cut to this block
  *     ""               nothing
  *
  * A data segment "forwarded" (FWD) may be accepted or injected (sent by
@@ -185,7 +186,7 @@ struct step {
 	enum step_kind kind;
 	uint32_t t_ms;		/* clock at this step */
 	uint32_t seq;		/* DATA: relative sequence; ACK: relative ack */
-	uint32_t len;		/* DATA: payload (0 means 1000) */
+	uint32_t len;		/* DATA: payload (0 means 1000); ACK: payload from the wireless host */
 	uint16_t win;		/* ACK: window (0 means 1000) */
 	uint8_t nsack;
 	struct sack_block sack[4];	/* relative */
@@ -228,6 +229,9 @@ static inline void h_format(const struct harness *h, const struct pep_out *out, 
 		if (used >= len)
 			return;
 	}
+	if (out->sack_one)
+		snprintf(buf + used, len - used, "%ssack %u-%u", used ? ", " : "", out->sack_one_block.start - h->isn_fh - 1,
+			 out->sack_one_block.end - h->isn_fh - 1);
 }
 
 static inline void h_apply_timer(struct harness *h, const struct pep_out *out)
@@ -283,6 +287,7 @@ static inline void h_init(struct harness *h, const struct pep_filter_ops *ops, i
 {
 	memset(h, 0, sizeof(*h));
 	config_defaults(&h->cfg);
+	h->cfg.rtx_thresh = 1;	/* the tables are written for the paper's ns-2 setting */
 	h->cfg.nwireless = 1;
 	strcpy(h->cfg.wireless[0], "wlan0");
 	h->ops = ops;
@@ -362,7 +367,7 @@ static inline int h_run(struct harness *h, const char *name, const struct step *
 		} else if (s->kind == ACK) {
 			struct tpkt t = { .family = h->family, .from_fh = false, .seq = h->isn_wh + 1,
 					  .ack = h->isn_fh + 1 + s->seq, .flags = TCPF_ACK, .win = s->win ? s->win : 1000,
-					  .ts = true, .tsval = h->tsval, .tsecr = 5000, .nsack = s->nsack };
+					  .len = s->len, .ts = true, .tsval = h->tsval, .tsecr = 5000, .nsack = s->nsack };
 			int b;
 
 			for (b = 0; b < s->nsack; b++) {

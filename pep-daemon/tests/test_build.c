@@ -99,6 +99,15 @@ static int collect(void *opaque, const uint8_t *pkt, uint32_t len)
 	return 0;
 }
 
+static int collect_ts(void *opaque, const uint8_t *pkt, uint32_t len)
+{
+	struct pkt p;
+
+	if (pkt_parse(pkt, len, &p) != PKT_OK || !p.has_ts || p.tsval != 0xabcdef01u)
+		return -1;
+	return collect(opaque, pkt, len);
+}
+
 /* A GSO-sized cached segment goes out as MSS-sized slices. */
 static void slices(void)
 {
@@ -114,7 +123,7 @@ static void slices(void)
 		int r;
 
 		CHECK(pkt_parse(in, n, &p) == PKT_OK, "super-packet v%d parses", family);
-		r = build_slices(&p, 1448, scratch, sizeof(scratch), collect, &c);
+		r = build_slices(&p, 1448, NULL, scratch, sizeof(scratch), collect, &c);
 		CHECK(r == 3 && c.n == 3, "v%d: 3500 bytes in 1448-byte slices: got %d", family, r);
 		CHECK(c.seq[0] == 0xfffffc00u && c.seq[1] == 0xfffffc00u + 1448 && c.seq[2] == 1448 * 2 - 1024,
 		      "v%d: slice sequence numbers (wrapping)", family);
@@ -123,8 +132,16 @@ static void slices(void)
 		      family);
 		CHECK(c.first_byte[1] == (uint8_t)(0xfffffc00u + 1448), "v%d: slice payload is the right bytes", family);
 		CHECK(c.csum_ok, "v%d: slice checksums", family);
-		r = build_slices(&p, 1448, scratch, 100, collect, &c);
+		r = build_slices(&p, 1448, NULL, scratch, 100, collect, &c);
 		CHECK(r < 0, "v%d: a scratch buffer too small is refused", family);
+		{
+			/* a fresh TSval in every slice, checksums still right */
+			struct collected d = { .csum_ok = true };
+			uint32_t fresh = 0xabcdef01u;
+
+			r = build_slices(&p, 1000, &fresh, scratch, sizeof(scratch), collect_ts, &d);
+			CHECK(r == 4 && d.csum_ok && d.n == 4, "v%d: TSval rewritten in 4 slices", family);
+		}
 	}
 }
 

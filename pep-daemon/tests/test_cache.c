@@ -24,6 +24,12 @@ static void basics(void)
 	      "find");
 	CHECK(segq_ack(&q, &b, 0xfffffc18u + 1000) == 2 && q.count == 3 && b.bytes == 3000, "ack across the wrap");
 	CHECK(segq_ack(&q, &b, 500) == 0, "a partial ACK frees nothing");
+	g = segq_at(&q, 1);
+	CHECK(segq_replace(&q, &b, g, g->end, pkt, 600) == 0 && g->len == 600 && q.bytes == 2600 && b.bytes == 2600,
+	      "a replacement is charged its own size");
+	CHECK(segq_replace(&q, &b, g, g->end, pkt, 1000 + b.flow_limit) < 0 && g->len == 600, "... within the bound");
+	segq_remove(&q, &b, 1);
+	CHECK(q.count == 2 && q.bytes == 2000 && b.bytes == 2000 && segq_at(&q, 1)->seq == 2000, "remove");
 	segq_clear(&q, &b);
 	CHECK(b.bytes == 0 && b.packets == 0 && q.count == 0, "clear");
 }

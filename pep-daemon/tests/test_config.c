@@ -21,7 +21,7 @@ static void good_values(void)
 	char err[PEP_ERR_MAX] = "";
 
 	config_defaults(&c);
-	CHECK(c.filter == FILTER_SNOOP && c.rtx_thresh == 1 && c.copies == 2 && c.rto_min_ns == 20000000ULL,
+	CHECK(c.filter == FILTER_SNOOP && c.rtx_thresh == 2 && c.copies == 2 && c.rto_min_ns == 20000000ULL,
 	      "defaults");
 	CHECK(config_load_text(&c, text, sizeof(text) - 1, "t.conf", err, sizeof(err)) == 0, "loads: %s", err);
 	CHECK(c.filter == FILTER_SNOOPPLUS, "filter");
