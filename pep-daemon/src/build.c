@@ -87,6 +87,20 @@ void build_one_sack(const struct pkt *p, const struct sack_block *block, uint8_t
 	csum_tcp(out + p->tcp_off, p->len - p->tcp_off, p->family, p->src, p->dst);
 }
 
+void build_edit_ack(const struct pkt *p, bool hide, const struct sack_block *one, int window, uint8_t *out)
+{
+	if (one)
+		build_one_sack(p, one, out);
+	else if (hide)
+		build_strip_sack(p, out);
+	else
+		memcpy(out, p->data, p->len);
+	if (window >= 0) {
+		put16(out + p->tcp_off + 14, (uint16_t)window);
+		csum_tcp(out + p->tcp_off, p->len - p->tcp_off, p->family, p->src, p->dst);
+	}
+}
+
 int build_slices(const struct pkt *p, uint32_t max_payload, const uint32_t *tsval, uint8_t *buf, size_t bufsz,
 		 build_emit_fn emit, void *ctx)
 {

@@ -41,6 +41,13 @@ void build_strip_sack(const struct pkt *p, uint8_t *out);
  */
 void build_one_sack(const struct pkt *p, const struct sack_block *block, uint8_t *out);
 
+/*
+ * Copy p into out applying the edits a filter asked for: SACK blanked
+ * (hide) or cut to one block (one, non-NULL), window field replaced (when
+ * window >= 0); the TCP checksum is recomputed.
+ */
+void build_edit_ack(const struct pkt *p, bool hide, const struct sack_block *one, int window, uint8_t *out);
+
 typedef int (*build_emit_fn)(void *ctx, const uint8_t *pkt, uint32_t len);
 
 /*

@@ -101,6 +101,10 @@ static const struct key_def keys[] = {
 	  "do not count the dupacks drawn by extra copies (off reproduces Snoop+'s false rounds for c >= 3)" },
 	{ "ack_acked_rtx", K_BOOL, F(ack_acked_rtx), 0, 0, NULL, "true",
 	  "drop sender retransmissions of acknowledged data and answer them with an ACK (Snoop)" },
+	{ "window_clamp", K_BOOL, F(window_clamp), 0, 0, NULL, "true",
+	  "snoop: cap the window the sender sees at the path's bandwidth-delay product (delivery rate of the "
+	  "hop x round trip, plus half of aqm_target of queue), so hiding losses does not let it overrun this "
+	  "box's queue" },
 	{ "aqm_target", K_DURATION, F(aqm_target_ns), 0, 10 * S_, NULL, "40ms",
 	  "snoop: queueing delay on the wireless hop above which the sender gets a congestion signal (one "
 	  "dropped segment, left to it), since hiding losses also hides congestion; 0ms: off" },

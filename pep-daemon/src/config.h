@@ -74,6 +74,7 @@ struct pep_config {
 	bool hide_sack;
 	bool discount_copy_dupacks;
 	bool ack_acked_rtx;
+	bool window_clamp;
 	uint64_t aqm_target_ns;
 	uint64_t aqm_interval_ns;
 	enum pep_forward forward;

@@ -354,12 +354,9 @@ static void handle_packet(struct pepd *d, uint32_t id, const uint8_t *data, uint
 	} else if (out.verdict == VERDICT_INJECT) {
 		verdict(d, id, NF_DROP, NULL, 0);
 		send_cached(d, f, &ctx, out.inject_seq, 1);
-	} else if (out.sack_one && p.sack_opt_off) {
-		build_one_sack(&p, &out.sack_one_block, d->scratch);
-		verdict(d, id, NF_ACCEPT, d->scratch, p.len);
-		d->stats.verdicts_mangled++;
-	} else if (out.hide_sack && p.sack_opt_off) {
-		build_strip_sack(&p, d->scratch);
+	} else if (((out.sack_one || out.hide_sack) && p.sack_opt_off) || out.set_window) {
+		build_edit_ack(&p, out.hide_sack && p.sack_opt_off, out.sack_one && p.sack_opt_off ? &out.sack_one_block : NULL,
+			       out.set_window ? out.window : -1, d->scratch);
 		verdict(d, id, NF_ACCEPT, d->scratch, p.len);
 		d->stats.verdicts_mangled++;
 	} else {

@@ -55,6 +55,8 @@ struct pep_out {
 	bool hide_sack;		/* forward with the SACK option blanked */
 	bool sack_one;		/* forward with the SACK option cut to sack_one_block */
 	struct sack_block sack_one_block;
+	bool set_window;	/* forward with the window field set to window (raw, unscaled) */
+	uint16_t window;
 	enum pep_timer_op timer_op;
 	uint64_t timer_at;	/* absolute, ns, with TIMER_SET */
 	uint32_t nact;
@@ -100,6 +102,7 @@ static inline void out_reset(struct pep_out *out)
 	out->inject_seq = 0;
 	out->hide_sack = false;
 	out->sack_one = false;
+	out->set_window = false;
 	out->timer_op = TIMER_KEEP;
 	out->timer_at = 0;
 	out->nact = 0;

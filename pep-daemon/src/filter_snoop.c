@@ -70,6 +70,21 @@
  *     its window with one retransmission instead of losing a burst to tail
  *     drop, most of all when slow start overshoots.
  *
+ * Pacing.  The papers' senders had small windows (ns-2's 20 packets); a
+ * Linux sender's window grows until something stops it.  With
+ * window_clamp, the window field of ACKs passed to the sender is cut to
+ * twice the path's bandwidth-delay product: the hop's delivery rate (max
+ * of the last SNOOP_RATE_SAMPLES samples, one per hop RTT) times the
+ * path's minimum round trip (the hop's, from cached segments, plus the
+ * wired side's: from passing an ACK to the data that echoes its
+ * timestamp).  Twice (BBR's cwnd gain), because while a hole is repaired
+ * here the cumulative ACK stands still and the sender can only go on
+ * sending if its window holds more than one round trip of data.  The
+ * right edge never moves back (RFC 9293 3.8.6).  The queue this allows (up
+ * to one path round trip) is not congestion: aqm_target counts above it.
+ * The congestion signals are then for what the clamp cannot see (other
+ * traffic, a slower channel, a window that is not scaled as expected).
+ *
  * SACK towards the sender: while every hole below the highest SACK block is
  * cached here (so this box will repair it), the SACK option of forwarded
  * ACKs is blanked (hide_sack): a RACK/SACK sender would otherwise mark the
@@ -421,12 +436,136 @@ static void start_signal(struct snoop_state *s, uint32_t seq, const struct pep_c
 	s->above_since = 0;
 }
 
-/* A standing queue on the hop: time to tell the sender (see the top of the file)? */
-static bool congestion_signal_due(struct snoop_state *s, const struct pep_config *cfg, uint64_t now)
+#define RATE_MIN_INTERVAL_NS (50 * NS_PER_MS)
+#define MIN_CLAMP_SEGMENTS 4
+
+/*
+ * One delivery-rate sample per two hop RTTs (at least 50 ms): long enough
+ * that the burst of a cumulative ACK jumping over a repaired hole does not
+ * pass for a faster link.
+ */
+static void rate_update(struct snoop_state *s, uint64_t now)
 {
+	uint64_t span = s->rtt_valid && 2 * s->srtt_ns > RATE_MIN_INTERVAL_NS ? 2 * s->srtt_ns : RATE_MIN_INTERVAL_NS;
+
+	if (!s->rate_start_ns) {
+		s->rate_start_ns = now;
+		s->rate_start_bytes = s->acked_bytes;
+		return;
+	}
+	if (now - s->rate_start_ns < span)
+		return;
+	s->rate[s->rate_i] = (s->acked_bytes - s->rate_start_bytes) * 1000000000ULL / (now - s->rate_start_ns);
+	s->rate_i = (uint8_t)((s->rate_i + 1) % SNOOP_RATE_SAMPLES);
+	if (s->rate_n < SNOOP_RATE_SAMPLES)
+		s->rate_n++;
+	s->rate_start_ns = now;
+	s->rate_start_bytes = s->acked_bytes;
+}
+
+static uint64_t max_rate(const struct snoop_state *s)
+{
+	uint64_t m = 0;
+	uint8_t i;
+
+	for (i = 0; i < s->rate_n; i++)
+		if (s->rate[i] > m)
+			m = s->rate[i];
+	return m;
+}
+
+#define CLAMP_GAIN 2
+
+/* The path's minimum round trip, or 0 while unknown. */
+static uint64_t path_min_rtt(const struct snoop_state *s)
+{
+	return s->wired_rtt_ns && s->min_rtt_ns ? s->wired_rtt_ns + s->min_rtt_ns : 0;
+}
+
+/* The window the sender may have in flight, bytes; 0 while the estimates are not in. */
+static uint64_t clamp_bytes(const struct flow *f, const struct pep_config *cfg)
+{
+	const struct snoop_state *s = &f->st.snoop;
+	uint64_t mss = f->conn.max_payload ? f->conn.max_payload : 1448, bytes;
+
+	if (!cfg->window_clamp || s->rate_n < 2 || !path_min_rtt(s))
+		return 0;
+	bytes = CLAMP_GAIN * max_rate(s) * path_min_rtt(s) / 1000000000ULL;
+	return bytes > MIN_CLAMP_SEGMENTS * mss ? bytes : MIN_CLAMP_SEGMENTS * mss;
+}
+
+/* Remember when an ACK with this TSval went to the fixed host. */
+static void note_forwarded_ts(struct snoop_state *s, const struct pkt *p, uint64_t now)
+{
+	uint8_t last = (uint8_t)((s->ts_i + SNOOP_TS_RING - 1) % SNOOP_TS_RING);
+
+	if (!p->has_ts || (s->ts_fwd_ns[last] && s->ts_fwd[last] == p->tsval))
+		return;
+	s->ts_fwd[s->ts_i] = p->tsval;
+	s->ts_fwd_ns[s->ts_i] = now;
+	s->ts_i = (uint8_t)((s->ts_i + 1) % SNOOP_TS_RING);
+}
+
+/* Data echoing a TSval we passed on: a sample of the wired round trip. */
+static void wired_rtt_sample(struct snoop_state *s, const struct pkt *p, uint64_t now)
+{
+	uint8_t i;
+
+	if (!p->has_ts)
+		return;
+	for (i = 0; i < SNOOP_TS_RING; i++) {
+		uint64_t r;
+
+		if (!s->ts_fwd_ns[i] || s->ts_fwd[i] != p->tsecr)
+			continue;
+		r = now - s->ts_fwd_ns[i];
+		if (!s->wired_rtt_ns || r <= s->wired_rtt_ns || now - s->wired_rtt_stamp > MIN_RTT_WINDOW_NS) {
+			s->wired_rtt_ns = r;
+			s->wired_rtt_stamp = now;
+		}
+		s->ts_fwd_ns[i] = 0;	/* one sample per ACK: later echoes wait longer */
+		return;
+	}
+}
+
+/* Cut the window of an ACK going to the sender to the clamp, never moving its right edge back. */
+static void clamp_window(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out)
+{
+	struct snoop_state *s = &f->st.snoop;
+	int shift = conn_wh_shift(&f->conn);
+	uint64_t clamp = clamp_bytes(f, ctx->cfg), raw, floor_raw = 1;
+
+	if (out->verdict != VERDICT_ACCEPT || shift < 0)
+		return;
+	raw = p->window;
+	if (clamp && ((uint64_t)p->window << shift) > clamp) {
+		raw = (clamp + (1u << shift) - 1) >> shift;
+		if (s->right_edge_valid && seq_after(s->right_edge, p->ack))
+			floor_raw = ((uint64_t)(s->right_edge - p->ack) + (1u << shift) - 1) >> shift;
+		if (raw < floor_raw)
+			raw = floor_raw;
+		if (raw < p->window) {
+			out->set_window = true;
+			out->window = (uint16_t)raw;
+			COUNT(ctx, f, window_clamped, 1);
+		} else {
+			raw = p->window;
+		}
+	}
+	s->right_edge = p->ack + (uint32_t)(raw << shift);
+	s->right_edge_valid = true;
+}
+
+/* A standing queue on the hop: time to tell the sender (see the top of the file)? */
+static bool congestion_signal_due(struct flow *f, const struct pep_config *cfg, uint64_t now)
+{
+	struct snoop_state *s = &f->st.snoop;
+	/* the queue the window clamp allows on purpose is not congestion */
+	uint64_t allowed = clamp_bytes(f, cfg) ? (CLAMP_GAIN - 1) * path_min_rtt(s) : 0;
+
 	if (!cfg->aqm_target_ns || !s->rtt_valid || s->signal_pending)
 		return false;
-	if (s->last_rtt_ns < s->min_rtt_ns + cfg->aqm_target_ns) {
+	if (s->last_rtt_ns < s->min_rtt_ns + allowed + cfg->aqm_target_ns) {
 		s->above_since = 0;
 		return false;
 	}
@@ -452,6 +591,7 @@ static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *c
 		s->data_seen = true;
 		return;
 	}
+	wired_rtt_sample(s, p, ctx->now);
 	if (!s->data_seen) {
 		s->snd_max = p->seq;
 		s->data_seen = true;
@@ -493,7 +633,7 @@ static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *c
 			s->sender_recover = s->snd_max;
 		}
 	}
-	if (!sender_rtx && congestion_signal_due(s, cfg, ctx->now)) {
+	if (!sender_rtx && congestion_signal_due(f, cfg, ctx->now)) {
 		/* dropped here and never cached: its loss, and the congestion, are the sender's to see */
 		out->verdict = VERDICT_DROP;
 		start_signal(s, p->seq, ctx);
@@ -608,6 +748,8 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 	if (sample && ctx->now >= sample->last_tx_ns)
 		rtt_sample(s, ctx->now - sample->last_tx_ns, ctx->now);
 	segq_ack(&f->cache, ctx->budget, p->ack);
+	s->acked_bytes += p->ack - s->last_ack;
+	rate_update(s, ctx->now);
 	s->last_ack = p->ack;
 	s->last_win = p->window;
 	s->dupacks = 0;
@@ -761,10 +903,15 @@ void snoop_packet(const struct snoop_policy *pol, struct flow *f, const struct p
 			out->timer_op = TIMER_CANCEL;
 		return;
 	}
-	if (dir == DIR_TO_WIRELESS)
+	if (dir == DIR_TO_WIRELESS) {
 		on_data(f, p, ctx, out);
-	else
+	} else {
 		on_ack(pol, f, p, ctx, out);
+		if (out->verdict == VERDICT_ACCEPT && (p->flags & TCPF_ACK)) {
+			note_forwarded_ts(&f->st.snoop, p, ctx->now);
+			clamp_window(f, p, ctx, out);
+		}
+	}
 	rearm(f, ctx, out);
 }
 
@@ -797,6 +944,9 @@ void snoop_report(const struct flow *f, const struct pep_ctx *ctx, struct json_o
 	jo_dbl(j, "rttvar_ms", s->rtt_valid ? (double)s->rttvar_ns / 1e6 : 0.0);
 	jo_dbl(j, "rto_ms", (double)snoop_rto(s, ctx->cfg) / 1e6);
 	jo_dbl(j, "min_rtt_ms", (double)s->min_rtt_ns / 1e6);
+	jo_dbl(j, "wired_rtt_ms", (double)s->wired_rtt_ns / 1e6);
+	jo_dbl(j, "rate_mbps", (double)max_rate(s) * 8 / 1e6);
+	jo_u64(j, "window_clamp_bytes", clamp_bytes(f, ctx->cfg));
 	jo_dbl(j, "last_rtt_ms", (double)s->last_rtt_ns / 1e6);
 	jo_u64(j, "dupacks", s->dupacks);
 	jo_u64(j, "transmissions", s->tx_counter);

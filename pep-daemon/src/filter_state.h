@@ -6,6 +6,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#define SNOOP_RATE_SAMPLES 8
+#define SNOOP_TS_RING 8
+
 /*
  * Adaptive Snoop+: a two-state (Gilbert) estimate of the wireless hop from
  * the fate of first transmissions, in sequence order: p is the loss
@@ -48,6 +51,18 @@ struct snoop_state {
 	bool signal_dropped;	/* the signal was a segment dropped here (so never sent on) */
 	bool sender_recovering;	/* the sender retransmitted a hole left to it ... */
 	uint32_t sender_recover;	/* ... and is in recovery until this is acknowledged */
+	/* pacing the sender to the hop (window_clamp) */
+	uint64_t acked_bytes;		/* acknowledged by the wireless host, in total */
+	uint64_t rate_start_ns, rate_start_bytes;
+	uint64_t rate[SNOOP_RATE_SAMPLES];	/* delivery rate samples, bytes/s */
+	uint8_t rate_n, rate_i;
+	uint32_t ts_fwd[SNOOP_TS_RING];	/* TSvals of ACKs passed to the fixed host ... */
+	uint64_t ts_fwd_ns[SNOOP_TS_RING];	/* ... and when */
+	uint8_t ts_i;
+	uint64_t wired_rtt_ns;		/* min time from passing an ACK to the data echoing it */
+	uint64_t wired_rtt_stamp;
+	bool right_edge_valid;
+	uint32_t right_edge;		/* of the window last passed to the fixed host */
 	struct loss_estimator est;
 };
 

@@ -275,6 +275,7 @@ void conn_observe(struct conn *c, const struct pkt *p, enum pep_dir dir)
 			c->fh_syn = true;
 			c->fh_sack_perm = p->sack_permitted;
 			c->fh_ts = p->has_ts;
+			c->fh_wscale = p->has_wscale;
 		}
 		if (p->payload_len > c->max_payload)
 			c->max_payload = p->payload_len;
@@ -288,6 +289,8 @@ void conn_observe(struct conn *c, const struct pkt *p, enum pep_dir dir)
 		c->wh_syn = true;
 		c->wh_sack_perm = p->sack_permitted;
 		c->wh_ts = p->has_ts;
+		c->wh_wscale_seen = p->has_wscale;
+		c->wh_wscale = p->wscale;
 		if (p->has_mss)
 			c->wh_mss = p->mss;
 	}

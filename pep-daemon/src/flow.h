@@ -33,6 +33,8 @@ struct conn {
 	bool fh_syn, wh_syn;		/* SYN seen from that side */
 	bool fh_sack_perm, wh_sack_perm;
 	bool fh_ts, wh_ts;
+	bool fh_wscale, wh_wscale_seen;	/* the SYNs carried window scale options */
+	uint8_t wh_wscale;		/* the wireless host's shift */
 	bool sack_seen;			/* SACK blocks seen mid-stream */
 	uint16_t wh_mss;		/* MSS the wireless host announced (0: unknown) */
 	uint32_t max_payload;		/* largest payload seen from the fixed host */
@@ -47,6 +49,14 @@ struct conn {
 	bool closed;			/* RST seen */
 	bool midstream;			/* adopted without seeing its SYN */
 };
+
+/* The shift the fixed host applies to the wireless host's window; -1 unknown (no SYNs seen). */
+static inline int conn_wh_shift(const struct conn *c)
+{
+	if (!c->fh_syn || !c->wh_syn)
+		return -1;
+	return c->fh_wscale && c->wh_wscale_seen ? c->wh_wscale : 0;
+}
 
 static inline bool conn_sack_ok(const struct conn *c)
 {

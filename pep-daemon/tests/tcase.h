@@ -10,6 +10,7 @@
  *     "rtx 2000x3"     ... three times (1 + 2 extra copies)
  *     "ack 5000"       send the fixed host an ACK for 5000
  *     "sack 3000-6000" the ACK goes on with its SACK option cut to this block
+ *     "win 5"          the ACK goes on with its window field set to 5
  *     ""               nothing
  *
  * A data segment "forwarded" (FWD) may be accepted or injected (sent by
@@ -207,6 +208,7 @@ struct harness {
 	uint32_t isn_fh, isn_wh;
 	uint64_t now;
 	uint32_t tsval;
+	uint32_t wh_tsval_last;	/* the TSval of the wireless host's last ACK: data echoes it */
 	char last_actions[512];
 };
 
@@ -230,8 +232,10 @@ static inline void h_format(const struct harness *h, const struct pep_out *out, 
 			return;
 	}
 	if (out->sack_one)
-		snprintf(buf + used, len - used, "%ssack %u-%u", used ? ", " : "", out->sack_one_block.start - h->isn_fh - 1,
-			 out->sack_one_block.end - h->isn_fh - 1);
+		used += (size_t)snprintf(buf + used, len - used, "%ssack %u-%u", used ? ", " : "",
+					 out->sack_one_block.start - h->isn_fh - 1, out->sack_one_block.end - h->isn_fh - 1);
+	if (out->set_window && used < len)
+		snprintf(buf + used, len - used, "%swin %u", used ? ", " : "", out->window);
 }
 
 static inline void h_apply_timer(struct harness *h, const struct pep_out *out)
@@ -288,6 +292,7 @@ static inline void h_init(struct harness *h, const struct pep_filter_ops *ops, i
 	memset(h, 0, sizeof(*h));
 	config_defaults(&h->cfg);
 	h->cfg.rtx_thresh = 1;	/* the tables are written for the paper's ns-2 setting */
+	h->cfg.window_clamp = false;	/* and for loss recovery alone; test_snoop has a clamp table */
 	h->cfg.nwireless = 1;
 	strcpy(h->cfg.wireless[0], "wlan0");
 	h->ops = ops;
@@ -361,7 +366,7 @@ static inline int h_run(struct harness *h, const char *name, const struct step *
 			struct tpkt t = { .family = h->family, .from_fh = true, .seq = h->isn_fh + 1 + s->seq,
 					  .ack = h->isn_wh + 1, .flags = TCPF_ACK | TCPF_PSH, .win = 65535,
 					  .len = s->len ? s->len : 1000, .ts = true, .tsval = 5000 + (uint32_t)i,
-					  .tsecr = h->tsval };
+					  .tsecr = h->wh_tsval_last };
 
 			h_packet(h, &t, &out);
 		} else if (s->kind == ACK) {
@@ -374,6 +379,7 @@ static inline int h_run(struct harness *h, const char *name, const struct step *
 				t.sack[b].start = h->isn_fh + 1 + s->sack[b].start;
 				t.sack[b].end = h->isn_fh + 1 + s->sack[b].end;
 			}
+			h->wh_tsval_last = h->tsval;
 			h_packet(h, &t, &out);
 		} else {
 			h_tick(h, &out);

@@ -214,6 +214,31 @@ static const struct step thresh_two[] = {
 	END_,
 };
 
+/*
+ * The window clamp.  Once the hop's delivery rate (two samples, each over
+ * at least two hop RTTs; the larger 4000 bytes in 85 ms = 47 kB/s), its
+ * minimum RTT (40 ms) and the wired RTT (60 ms: from the ACK passed at 40
+ * to the data echoing it at 100) are known, ACKs to the sender carry at
+ * most 2 x rate x (60 + 40 ms) = 9411 bytes, and the right edge never
+ * moves back: at 225 the receiver's 13000 becomes 12000 (the edge stays at
+ * 18000), at 230 11000.
+ */
+static const struct step clamp[] = {
+	D(0, 0),
+	AW(40, 1000, 13000, FWD, ""),
+	D(100, 1000),			/* echoes the ACK at 40 */
+	D(101, 2000), D(102, 3000), D(103, 4000), D(104, 5000),
+	AW(140, 2000, 13000, FWD, ""),	/* rate sample 1 (span >= 2 hop RTTs): 1000 bytes in 100 ms */
+	AW(150, 3000, 13000, FWD, ""),
+	AW(160, 4000, 13000, FWD, ""),
+	AW(190, 5000, 13000, FWD, ""),	/* right edge 18000 */
+	D(200, 6000), D(201, 7000),
+	AW(225, 6000, 13000, FWD, "win 12000"),	/* sample 2: 4000 bytes in 85 ms = 47 kB/s */
+	AW(230, 7000, 13000, FWD, "win 11000"),	/* the edge stays at 18000 */
+	AW(235, 8000, 9000, FWD, ""),	/* the receiver's own window is smaller than the clamp */
+	END_,
+};
+
 /* Not dupacks: an ACK carrying data passes; an ACK older than one seen is dropped. */
 static const struct step not_dupacks[] = {
 	D(0, 0), D(1, 1000), D(2, 2000),
@@ -349,6 +374,12 @@ static void thresh2(struct pep_config *c)
 	c->rtx_thresh = 2;
 }
 
+static void clamp_on(struct pep_config *c)
+{
+	c->window_clamp = true;
+	c->aqm_target_ns = 0;	/* the clamp alone */
+}
+
 static void small_cache(struct pep_config *c)
 {
 	c->flow_cache_bytes = 2200;	/* two 1052-byte packets */
@@ -390,6 +421,7 @@ int main(void)
 		 "sender_rtx_dropped=1 local_rtx=1");
 	run_case("partial_ack_held", partial_ack_held, 4, false, 1000000, NULL,
 		 "partial_acks_held=1 local_rtx=1 congestion_signals=1 dupacks_forwarded=2");
+	run_case("clamp", clamp, 4, false, 1000000, clamp_on, "window_clamped=2");
 	run_case("thresh_two", thresh_two, 4, false, 1000000, thresh2, "local_rtx=2");
 	run_case("growing_window", growing_window, 4, false, 1000000, NULL, "local_rtx_timer=1 dupacks_dropped=0");
 	run_case("growing_window_sack", growing_window_sack, 4, true, 1000000, NULL, "local_rtx=1 dupacks_dropped=2");
