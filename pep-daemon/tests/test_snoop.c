@@ -216,12 +216,12 @@ static const struct step thresh_two[] = {
 
 /*
  * The window clamp.  Once the hop's delivery rate (two samples, each over
- * at least two hop RTTs; the larger 4000 bytes in 85 ms = 47 kB/s), its
+ * at least two hop RTTs; the larger 4000 bytes in 160 ms = 25 kB/s), its
  * minimum RTT (40 ms) and the wired RTT (60 ms: from the ACK passed at 40
  * to the data echoing it at 100) are known, ACKs to the sender carry at
- * most 2 x rate x (60 + 40 ms) = 9411 bytes, and the right edge never
- * moves back: at 225 the receiver's 13000 becomes 12000 (the edge stays at
- * 18000), at 230 11000.
+ * most 2 x rate x (60 + 40 ms) = 5000 bytes, and the right edge never
+ * moves back: at 300 the receiver's 13000 becomes 12000 (the edge stays at
+ * 18000), at 305 11000.
  */
 static const struct step clamp[] = {
 	D(0, 0),
@@ -233,9 +233,9 @@ static const struct step clamp[] = {
 	AW(160, 4000, 13000, FWD, ""),
 	AW(190, 5000, 13000, FWD, ""),	/* right edge 18000 */
 	D(200, 6000), D(201, 7000),
-	AW(225, 6000, 13000, FWD, "win 12000"),	/* sample 2: 4000 bytes in 85 ms = 47 kB/s */
-	AW(230, 7000, 13000, FWD, "win 11000"),	/* the edge stays at 18000 */
-	AW(235, 8000, 9000, FWD, ""),	/* the receiver's own window is smaller than the clamp */
+	AW(300, 6000, 13000, FWD, "win 12000"),	/* sample 2: 4000 bytes in 160 ms = 25 kB/s */
+	AW(305, 7000, 13000, FWD, "win 11000"),	/* the edge stays at 18000 */
+	AW(310, 8000, 9000, FWD, ""),	/* the receiver's own window is no larger than the edge allows */
 	END_,
 };
 
@@ -378,6 +378,7 @@ static void clamp_on(struct pep_config *c)
 {
 	c->window_clamp = true;
 	c->aqm_target_ns = 0;	/* the clamp alone */
+	c->rto_min_ns = 1000000000ULL;	/* and no local timer in the way */
 }
 
 static void small_cache(struct pep_config *c)
