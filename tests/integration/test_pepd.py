@@ -309,3 +309,22 @@ def test_airtcp_run_records_pepd_stats(tmp_path: Path) -> None:
     assert stats["pepd"]["filter"] == "snoop+" and stats["pepd"]["copies"] == 2
     assert stats["totals"]["data_packets"] > 100
     assert any(f["data_packets"] > 100 for f in stats["flows"])
+
+
+@pytest.mark.parametrize(
+    ("backend", "save"), [("iptables-legacy", "iptables-legacy-save"), ("iptables-nft", "iptables-nft-save")]
+)
+def test_iptables_backends_install_and_remove_their_rules(tmp_path: Path, backend: str, save: str) -> None:
+    with Topology(profile("0%")) as topo:
+        with pepd_running(topo, tmp_path, "--rules", backend, "--filter", "passthrough") as daemon:
+            rules = topo.host("bs").run([save, "-t", "mangle"])
+            assert "-A FORWARD -j PEPD-Q0" in rules
+            assert rules.count("--queue-bypass") == 2, rules
+            transfer(topo, 2)
+            stats = daemon.stats()
+            assert stats["pepd"]["rules"] == backend
+            totals = stats["totals"]
+            assert totals["data_packets"] > 50
+            # the rules' own counters: everything they queued reached pepd
+            assert totals["rule_packets"] >= totals["packets"] > 0
+        assert "PEPD-Q0" not in topo.host("bs").run([save, "-t", "mangle"])
