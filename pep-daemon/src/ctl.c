@@ -102,8 +102,16 @@ void ctl_serve(int listen_fd, struct pepd *d)
 		}
 		req[got] = '\0';
 		req[strcspn(req, "\n")] = '\0';
+		if (strcmp(req, "ping") == 0) {
+			/* liveness without the cost of a report (which runs the rules tool for its counters) */
+			write_all(fd, "pong\n", 5);
+			close(fd);
+			continue;
+		}
 		if (strncmp(req, "stats", 5) != 0) {
-			write_all(fd, "error: unknown request (expected: stats [json] [FLOWS])\n", 56);
+			static const char msg[] = "error: unknown request (expected: ping, or stats [json] [FLOWS])\n";
+
+			write_all(fd, msg, sizeof(msg) - 1);
 			close(fd);
 			continue;
 		}

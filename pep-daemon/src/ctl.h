@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The control socket: a Unix stream socket that answers one request line
- * per connection ("stats", "stats json", optionally followed by the
+ * per connection ("ping"; "stats", "stats json", optionally followed by the
  * largest number of flows to list) and closes.  Root only (mode 0600).
  */
 #ifndef PEPD_CTL_H

@@ -204,14 +204,26 @@ static void trace_packet(struct pepd *d, const struct flow *f, const struct pkt 
 	fprintf(d->trace, " cache=%u\n", f->cache.count);
 }
 
-/* Send the cached segment at seq and tell the filter whether the egress queue took it. */
-static void send_cached(struct pepd *d, struct flow *f, const struct pep_ctx *ctx, uint32_t seq, unsigned int copies)
+/* A send the egress queue refused: congestion (anything else is a local fault). */
+static bool refused_by_queue(int r)
+{
+	return r == -ENOBUFS || r == -EAGAIN;
+}
+
+/*
+ * Send the cached segment at seq and tell the filter whether the egress
+ * queue took it; returns what inject_segment returned.  If the send failed
+ * for another reason than a full queue, *fallback says the original should
+ * go the kernel's way instead (its verdict is still open).
+ */
+static int send_cached(struct pepd *d, struct flow *f, const struct pep_ctx *ctx, uint32_t seq, unsigned int copies,
+		       bool *fallback)
 {
 	long idx = segq_find(&f->cache, seq);
 	int r;
 
 	if (idx < 0)
-		return;
+		return -ENOENT;
 	r = inject_segment(&d->inj, f, segq_at(&f->cache, (uint32_t)idx), copies);
 	if (r < 0) {
 		f->cnt.inject_errors++;
@@ -220,8 +232,13 @@ static void send_cached(struct pepd *d, struct flow *f, const struct pep_ctx *ct
 	if (d->trace)
 		fprintf(d->trace, "%.3f %llu send %u*%u %s\n", (double)(ctx->now - d->started_ns) / 1e6,
 			(unsigned long long)f->id, seq, copies, r > 0 ? "queued" : strerror(-r));
+	if (fallback && r < 0 && !refused_by_queue(r)) {
+		*fallback = true;	/* e.g. a firewall in OUTPUT: let the original pass */
+		r = 1;
+	}
 	if (d->ops->sent)
-		d->ops->sent(f, seq, r > 0, ctx);
+		d->ops->sent(f, seq, r > 0 || !refused_by_queue(r), ctx);
+	return r;
 }
 
 static void do_actions(struct pepd *d, struct flow *f, const struct pep_ctx *ctx, const struct pep_out *out)
@@ -232,7 +249,7 @@ static void do_actions(struct pepd *d, struct flow *f, const struct pep_ctx *ctx
 		const struct pep_action *a = &out->act[i];
 
 		if (a->type == ACTION_SEND_SEGMENT) {
-			send_cached(d, f, ctx, a->seq, a->copies);
+			send_cached(d, f, ctx, a->seq, a->copies, NULL);
 		} else if (inject_ack(&d->inj, f, a->seq) < 0) {
 			f->cnt.inject_errors++;
 			d->stats.total.inject_errors++;
@@ -352,8 +369,10 @@ static void handle_packet(struct pepd *d, uint32_t id, const uint8_t *data, uint
 	if (out.verdict == VERDICT_DROP) {
 		verdict(d, id, NF_DROP, NULL, 0);
 	} else if (out.verdict == VERDICT_INJECT) {
-		verdict(d, id, NF_DROP, NULL, 0);
-		send_cached(d, f, &ctx, out.inject_seq, 1);
+		bool fallback = false;
+
+		send_cached(d, f, &ctx, out.inject_seq, 1, &fallback);
+		verdict(d, id, fallback ? NF_ACCEPT : NF_DROP, NULL, 0);
 	} else if (((out.sack_one || out.hide_sack) && p.sack_opt_off) || out.set_window) {
 		build_edit_ack(&p, out.hide_sack && p.sack_opt_off, out.sack_one && p.sack_opt_off ? &out.sack_one_block : NULL,
 			       out.set_window ? out.window : -1, d->scratch);

@@ -79,10 +79,9 @@ def start_pepd(topo: Topology, tmp_path: Path, *flags: str) -> Pepd:
             proc.wait(timeout=5)
             pytest.fail(f"pepd exited at start: {proc.stderr.strip()}")
         try:
-            query(sock, "stats json 0", timeout=2.0)
+            return True if query(sock, "ping", timeout=2.0).strip() == "pong" else None
         except OSError:
             return None
-        return True
 
     # Under QEMU software emulation the first nft rule loads modules: seconds.
     poll_until("pepd to answer", ready, deadline_s=90, interval_s=0.1)

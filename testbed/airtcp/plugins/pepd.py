@@ -182,10 +182,9 @@ class Pepd(components.Component):
             lines = (self.proc.stderr or self.proc.stdout).strip().splitlines()
             raise AirtcpError(f"pepd exited at start: {lines[-1] if lines else 'no output'}")
         try:
-            json.loads(query(self.sock, "stats json 0", timeout=2.0))
-        except (OSError, ValueError):
+            return True if query(self.sock, "ping", timeout=2.0).strip() == "pong" else None
+        except OSError:
             return None
-        return True
 
     def stats(self) -> dict[str, object]:
         if self.proc is None or not self.proc.running():
