@@ -116,8 +116,11 @@ def transfer(topo: Topology, seconds: float, family: str = "4", cc: str = "cubic
     return data  # type: ignore[no-any-return]
 
 
-def sender_retransmits(data: dict[str, Any]) -> int:
-    return int(data["end"]["sum_sent"]["retransmits"])
+def sender_retransmits(data: dict[str, Any], since_s: float = 0.0) -> int:
+    """The sender's retransmissions, all of them or those after since_s (from iperf3's intervals)."""
+    if not since_s:
+        return int(data["end"]["sum_sent"]["retransmits"])
+    return sum(int(i["sum"].get("retransmits", 0)) for i in data["intervals"] if i["sum"]["start"] >= since_s)
 
 
 def goodput_mbps(data: dict[str, Any]) -> float:
@@ -134,10 +137,10 @@ def test_snoop_repairs_wireless_losses_locally(tmp_path: Path, sender: str) -> N
         if sender == "reno-classic":
             topo.host("s").set_sysctls(RENO_CLASSIC)
         cc = "reno" if sender == "reno-classic" else "cubic"
-        stock = transfer(topo, 8, cc=cc)
+        stock = transfer(topo, 10, cc=cc)
         with pepd_running(topo, tmp_path, "--filter", "snoop") as daemon:
             assert "pepd_q0" in pepd_rules(topo)
-            snooped = transfer(topo, 8, cc=cc)
+            snooped = transfer(topo, 10, cc=cc)
             totals = daemon.totals()
         assert "pepd_q0" not in pepd_rules(topo), "pepd removes its rules when it stops"
     # 3 % loss over about 500 packets each way: local repairs must happen,
@@ -147,14 +150,18 @@ def test_snoop_repairs_wireless_losses_locally(tmp_path: Path, sender: str) -> N
     assert totals["malformed"] == 0
     if sender == "cubic":
         assert totals["sack_hidden"] + totals["sack_trimmed"] >= 1, totals
-    # Stock loses about 3 % of 500-700 segments to the hop and retransmits
-    # them (15-25 here); with pepd the sender retransmits only the rare
-    # congestion signal.  "Fewer than stock and at most 60 %" holds with
-    # a wide margin in every run seen; a single 8 s run is noisy.
-    stock_retx, snoop_retx = sender_retransmits(stock), sender_retransmits(snooped)
-    assert stock_retx >= 5, f"the lossy hop did not cost stock retransmissions: {stock_retx}"
-    assert snoop_retx <= 0.6 * stock_retx, f"sender retransmissions: stock {stock_retx}, snoop {snoop_retx}"
-    assert goodput_mbps(snooped) > 0.5
+    # After slow start (from 3 s on), stock keeps retransmitting what the
+    # hop loses (about 3 % of 150-250 segments a second: 10-30 in 7 s),
+    # while with pepd the sender retransmits only a rare congestion signal
+    # (0-3 in the runs seen).  Slow start is left out: there a queue builds
+    # faster than the window clamp engages, repairs wait behind it, and the
+    # sender's tail-loss probe may fire (a handful of retransmissions that a
+    # 20 s run amortises; see Documentation/pepd.rst).  At most half of
+    # stock's holds with a wide margin.
+    stock_retx, snoop_retx = sender_retransmits(stock, 3.0), sender_retransmits(snooped, 3.0)
+    assert stock_retx >= 5, f"the lossy hop did not cost stock retransmissions after 3 s: {stock_retx}"
+    assert snoop_retx <= 0.5 * stock_retx, f"sender retransmissions after 3 s: stock {stock_retx}, snoop {snoop_retx}"
+    assert goodput_mbps(snooped) > goodput_mbps(stock)
 
 
 def test_snoop_over_ipv6(tmp_path: Path) -> None:
