@@ -334,3 +334,20 @@ def test_iptables_backends_install_and_remove_their_rules(tmp_path: Path, backen
             # the rules' own counters: everything they queued reached pepd
             assert totals["rule_packets"] >= totals["packets"] > 0
         assert "PEPD-Q0" not in topo.host("bs").run([save, "-t", "mangle"])
+
+
+def test_gso_super_packets_are_cut_to_the_mss(tmp_path: Path) -> None:
+    """With offloads on towards the base station and gso = true, pepd receives
+    super-packets; what it sends on (it injects cached data) must be MTU-sized
+    slices: the netem hop would lose a 64 KB packet whole, and a raw send of
+    one would fail (EMSGSIZE, counted in inject_errors)."""
+    with Topology(profile("1%")) as topo:
+        topo.host("s").run(["ethtool", "-K", "to-bs", "tso", "on", "gso", "on"])
+        topo.host("bs").run(["ethtool", "-K", "to-s", "gro", "on"])
+        with pepd_running(topo, tmp_path, "--gso", "true") as daemon:
+            data = transfer(topo, 5)
+            totals = daemon.totals()
+    assert totals["gso_packets"] > 10, totals
+    assert totals["inject_errors"] == 0 and totals["malformed"] == 0, totals
+    assert totals["local_rtx"] + totals["local_rtx_timer"] >= 1, totals
+    assert goodput_mbps(data) > 1.0
