@@ -59,16 +59,24 @@ integration: build
 	$(Q)$(AIRTCP) exec -- $(PY) -m pytest tests/integration -v -p no:cacheprovider $(PYTEST_ARGS)
 
 lint: deps
-	$(Q)$(VENV)/bin/ruff check testbed tests
-	$(Q)$(VENV)/bin/ruff format --check testbed tests
+	$(Q)$(VENV)/bin/ruff check testbed tests pep-daemon
+	$(Q)$(VENV)/bin/ruff format --check testbed tests pep-daemon
 	$(Q)$(VENV)/bin/mypy --no-error-summary
 
 # Each part adds its benchmark target here (BENCHES += bench-<part>).
 BENCHES :=
+BENCHES += bench-pepd
 
 bench: build
 	$(Q)if [ -z "$(strip $(BENCHES))" ]; then echo "make bench: no benchmarks defined yet"; fi
 	$(Q)set -e; for target in $(BENCHES); do $(MAKE) -s $$target; done
+
+# pepd: its filters alone, then NFQUEUE forwarding against plain forwarding
+# on this host's kernel (namespaces, no netem; needs root).
+.PHONY: bench-pepd
+bench-pepd: build
+	$(Q)$(MAKE) -s -C pep-daemon bench
+	$(Q)$(PY) pep-daemon/bench/forwarding.py
 
 clean:
 	$(Q)$(MAKE) -s -C testbed/timeloss clean

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The flow table: TCP connections between a fixed host and a wireless
+ * host, keyed by the 4-tuple oriented from the fixed host's side, with
+ * bounded memory.  max_flows descriptors are allocated once; when all are
+ * in use a new connection is passed through untracked (and counted).
+ * Flows idle for idle_timeout are freed, oldest first (an LRU list), and
+ * each flow can hold one timer, kept in a binary min-heap.
+ */
+#ifndef PEPD_FLOW_H
+#define PEPD_FLOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "filter.h"
+#include "filter_state.h"
+#include "packet.h"
+#include "stats.h"
+
+struct flow_key {
+	uint8_t family;
+	uint8_t pad;
+	uint16_t fh_port;	/* the fixed host's port */
+	uint16_t wh_port;	/* the wireless host's port */
+	uint8_t fh[16];
+	uint8_t wh[16];
+};
+
+/* What pepd knows of the connection, from both directions, whatever the filter. */
+struct conn {
+	bool fh_syn, wh_syn;		/* SYN seen from that side */
+	bool fh_sack_perm, wh_sack_perm;
+	bool fh_ts, wh_ts;
+	bool fh_wscale, wh_wscale_seen;	/* the SYNs carried window scale options */
+	uint8_t wh_wscale;		/* the wireless host's shift */
+	bool sack_seen;			/* SACK blocks seen mid-stream */
+	uint16_t wh_mss;		/* MSS the wireless host announced (0: unknown) */
+	uint32_t max_payload;		/* largest payload seen from the fixed host */
+	bool fh_has_ts;
+	uint32_t fh_tsval;		/* the fixed host's newest TSval */
+	/* the wireless host's side: enough to write an ACK in its name */
+	bool wh_seen;
+	uint32_t wh_nxt;
+	uint16_t wh_window;
+	bool wh_has_ts;
+	uint32_t wh_tsval, wh_tsecr;
+	bool closed;			/* RST seen */
+	bool midstream;			/* adopted without seeing its SYN */
+};
+
+/* The shift the fixed host applies to the wireless host's window; -1 unknown (no SYNs seen). */
+static inline int conn_wh_shift(const struct conn *c)
+{
+	if (!c->fh_syn || !c->wh_syn)
+		return -1;
+	return c->fh_wscale && c->wh_wscale_seen ? c->wh_wscale : 0;
+}
+
+static inline bool conn_sack_ok(const struct conn *c)
+{
+	return (c->fh_sack_perm && c->wh_sack_perm) || c->sack_seen;
+}
+
+#define FLOW_NO_HEAP UINT32_MAX
+
+struct flow {
+	struct flow_key key;
+	struct flow *hnext;
+	struct flow *lru_prev, *lru_next;	/* most recently seen at the head */
+	uint32_t heap_idx;
+	uint64_t deadline;			/* 0: no timer */
+	uint64_t created_ns;
+	uint64_t last_ns;
+	uint64_t id;
+	struct conn conn;
+	struct segq cache;
+	struct pep_counters cnt;
+	union {
+		struct snoop_state snoop;
+		struct pc_state pc;
+	} st;
+};
+
+struct flow_table {
+	struct flow **buckets;
+	uint32_t nbuckets;	/* power of two */
+	struct flow *pool;
+	struct flow *free_list;
+	uint32_t max_flows;
+	uint32_t nflows;
+	struct flow lru;	/* sentinel */
+	struct flow **heap;
+	uint32_t heap_len;
+	uint64_t seed;
+	uint64_t next_id;
+	struct cache_budget budget;
+};
+
+int flow_table_init(struct flow_table *t, uint32_t max_flows, uint64_t seed, uint64_t total_cache,
+		    uint32_t flow_cache);
+void flow_table_free(struct flow_table *t);
+
+/* Key of the connection a packet belongs to, oriented by the direction it travels. */
+void flow_key_of(const struct pkt *p, enum pep_dir dir, struct flow_key *k);
+
+struct flow *flow_lookup(struct flow_table *t, const struct flow_key *k);
+
+/* Allocate a flow for k; NULL when the table is full. */
+struct flow *flow_create(struct flow_table *t, const struct flow_key *k, uint64_t now);
+
+/* Free f and everything it caches. */
+void flow_destroy(struct flow_table *t, struct flow *f);
+
+/* Mark f as seen now (moves it to the head of the LRU list). */
+void flow_touch(struct flow_table *t, struct flow *f, uint64_t now);
+
+/* Flows not seen since now - idle_ns, oldest first; NULL when none. */
+struct flow *flow_oldest_idle(struct flow_table *t, uint64_t now, uint64_t idle_ns);
+
+void flow_timer_set(struct flow_table *t, struct flow *f, uint64_t deadline);
+void flow_timer_cancel(struct flow_table *t, struct flow *f);
+
+/* Earliest timer deadline, or 0 when no flow has one. */
+uint64_t flow_timer_next(const struct flow_table *t);
+
+/* Pop a flow whose deadline is at or before now (its timer is cleared); NULL when none. */
+struct flow *flow_timer_expired(struct flow_table *t, uint64_t now);
+
+/* Update the connection facts from a packet (any filter). */
+void conn_observe(struct conn *c, const struct pkt *p, enum pep_dir dir);
+
+/* Iterate every live flow (for stats). */
+#define flow_for_each(t, f) for ((f) = (t)->lru.lru_next; (f) != &(t)->lru; (f) = (f)->lru_next)
+
+#endif

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef PEPD_RULES_H
+#define PEPD_RULES_H
+
+#include <stdint.h>
+
+#include "config.h"
+
+/* Install the queue rules with cfg->rules (auto tries each); *used says which worked. */
+int rules_install(const struct pep_config *cfg, enum pep_rules_backend *used, char *err, size_t errlen);
+
+/* Remove what rules_install put in place with that backend. */
+void rules_remove(const struct pep_config *cfg, enum pep_rules_backend used);
+
+/* Remove this queue's rules from every backend cfg->rules allows (after a kill -9). */
+void rules_remove_all(const struct pep_config *cfg);
+
+/* Packets the rules have sent to the queue since they were installed. */
+int rules_queued_packets(const struct pep_config *cfg, enum pep_rules_backend used, uint64_t *packets);
+
+#endif

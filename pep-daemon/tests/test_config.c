@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Configuration: values, units, and one-line errors that name the key and the value. */
+#include "tcase.h"
+
+static void good_values(void)
+{
+	static const char text[] =
+		"# a comment\n"
+		"filter = snoop+   # trailing comment\n"
+		"wireless = wlan0, wlan1\n"
+		"rto_min = 30ms\n"
+		"idle_timeout = 2s\n"
+		"flow_cache_bytes = 96KiB\n"
+		"total_cache_bytes = 8M\n"
+		"copies = auto\n"
+		"adaptive_target = 0.5%\n"
+		"mark = 0x4000\n"
+		"\n"
+		"hide-sack = off\n";
+	struct pep_config c;
+	char err[PEP_ERR_MAX] = "";
+
+	config_defaults(&c);
+	CHECK(c.filter == FILTER_SNOOP && c.rtx_thresh == 2 && c.copies == 2 && c.rto_min_ns == 20000000ULL,
+	      "defaults");
+	CHECK(config_load_text(&c, text, sizeof(text) - 1, "t.conf", err, sizeof(err)) == 0, "loads: %s", err);
+	CHECK(c.filter == FILTER_SNOOPPLUS, "filter");
+	CHECK(c.nwireless == 2 && strcmp(c.wireless[1], "wlan1") == 0, "interfaces");
+	CHECK(c.rto_min_ns == 30000000ULL && c.idle_timeout_ns == 2000000000ULL, "durations");
+	CHECK(c.flow_cache_bytes == 96 * 1024 && c.total_cache_bytes == 8 << 20, "sizes");
+	CHECK(c.copies == COPIES_AUTO && c.adaptive_target > 0.00499 && c.adaptive_target < 0.00501, "copies, %%");
+	CHECK(c.mark == 0x4000 && !c.hide_sack, "hex and dashes");
+	CHECK(config_check(&c, err, sizeof(err)) == 0, "consistent: %s", err);
+}
+
+struct bad {
+	const char *key, *value, *want;
+};
+
+static const struct bad bads[] = {
+	{ "rto_min", "30", "where: rto_min = 30: expected a duration with a unit (us, ms, s)" },
+	{ "rto_min", "0.5ms", "where: rto_min = 0.5ms: must lie between 1ms and 60000ms" },
+	{ "copies", "4", "where: copies = 4: expected 0, 1, 2, 3 or auto" },
+	{ "filter", "snooop", "where: filter = snooop: not one of the choices (see pepd --help)" },
+	{ "rtx_thresh", "0", "where: rtx_thresh = 0: must lie between 1 and 16" },
+	{ "rtx_thresh", "two", "where: rtx_thresh = two: expected a whole number" },
+	{ "use_sack", "maybe", "where: use_sack = maybe: expected true or false" },
+	{ "flow_cache_bytes", "64kb", "where: flow_cache_bytes = 64kb: expected a size in bytes (suffix k, M, G or "
+				      "KiB, MiB, GiB)" },
+	{ "adaptive_target", "1.5", "where: adaptive_target = 1.5: must lie strictly between 0 and 1" },
+	{ "wireless", "wlan0;rm", "where: wireless = wlan0;rm: not an interface name" },
+	{ "no_such_key", "1", "where: no_such_key = 1: unknown key (pepd --help lists them)" },
+	{ "dupack_thresh", "2", "where: dupack_thresh = 2: must lie between 3 and 64" },
+};
+
+static void bad_values(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+		struct pep_config c;
+		char err[PEP_ERR_MAX] = "";
+
+		config_defaults(&c);
+		CHECK(config_set(&c, bads[i].key, bads[i].value, "where", err, sizeof(err)) < 0, "%s = %s refused",
+		      bads[i].key, bads[i].value);
+		CHECK(strcmp(err, bads[i].want) == 0, "message\n  got:  %s\n  want: %s", err, bads[i].want);
+		CHECK(!strchr(err, '\n'), "one line");
+	}
+}
+
+static void file_errors(void)
+{
+	struct pep_config c;
+	char err[PEP_ERR_MAX] = "";
+	static const char no_eq[] = "filter snoop\n", bad_line3[] = "\n# x\nqueue = 70000\n";
+
+	config_defaults(&c);
+	CHECK(config_load_text(&c, no_eq, sizeof(no_eq) - 1, "a.conf", err, sizeof(err)) < 0 &&
+		      strcmp(err, "a.conf:1: filter snoop: expected key = value") == 0,
+	      "%s", err);
+	CHECK(config_load_text(&c, bad_line3, sizeof(bad_line3) - 1, "b.conf", err, sizeof(err)) < 0 &&
+		      strcmp(err, "b.conf:3: queue = 70000: must lie between 0 and 65535") == 0,
+	      "%s", err);
+	config_defaults(&c);
+	CHECK(config_check(&c, err, sizeof(err)) < 0 && strstr(err, "wireless"), "wireless is required: %s", err);
+	config_set(&c, "wireless", "wlan0", "x", err, sizeof(err));
+	config_set(&c, "rto_min", "2s", "x", err, sizeof(err));
+	CHECK(config_check(&c, err, sizeof(err)) < 0 && strstr(err, "rto_min = 2000ms is larger than rto_max"),
+	      "%s", err);
+}
+
+/* Every key the table knows has a round trip through dump and load. */
+static void round_trip(void)
+{
+	struct pep_config a, b;
+	char err[PEP_ERR_MAX] = "", *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	config_defaults(&a);
+	config_set(&a, "wireless", "wlan0,wlan1", "x", err, sizeof(err));
+	config_set(&a, "copies", "auto", "x", err, sizeof(err));
+	config_dump(&a, f);
+	fclose(f);
+	config_defaults(&b);
+	CHECK(config_load_text(&b, text, len, "dump", err, sizeof(err)) == 0, "the dump loads: %s", err);
+	CHECK(memcmp(&a, &b, sizeof(a)) == 0 || (a.copies == b.copies && a.nwireless == b.nwireless &&
+						    a.rto_min_ns == b.rto_min_ns),
+	      "round trip");
+	free(text);
+}
+
+int main(void)
+{
+	good_values();
+	bad_values();
+	file_errors();
+	round_trip();
+	return tc_report("test_config");
+}

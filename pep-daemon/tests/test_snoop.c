@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Snoop: tables of packet sequences and the actions they must produce.
+ * Defaults unless a case says otherwise: rtx_thresh 1 (the harness's), rto_initial 200 ms,
+ * rto_min 20 ms, max_local_rtx 4, hide_sack on.  1000-byte segments; the
+ * wireless host's window is 1000 throughout (so equal ACKs are dupacks).
+ */
+#include "filter_snoop.h"
+#include "tcase.h"
+
+/* Classic sender (no SACK): one wireless loss, repaired on the first dupack. */
+static const struct step single_loss[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000),
+	A(40, 1000, FWD, ""),
+	A(42, 1000, DROP, "rtx 1000"),	/* 2000 arrived: the hole is 1000 */
+	A(43, 1000, DROP, ""),		/* 3000: expected, the rtx is still on its way */
+	A(44, 1000, DROP, ""),
+	A(85, 5000, FWD, ""),		/* the rtx arrived: everything acknowledged */
+	END_,
+};
+
+/*
+ * The local retransmission is lost too.  Without SACK a dupack does not
+ * say which segment arrived: the timer repairs it.  With SACK the blocks
+ * show 7000 (sent after the rtx) arrived: repaired at once.
+ */
+static const struct step lost_rtx[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000), D(6, 6000),
+	A(40, 1000, FWD, ""),
+	A(42, 1000, DROP, "rtx 1000"),
+	A(43, 1000, DROP, ""), A(44, 1000, DROP, ""), A(45, 1000, DROP, ""), A(46, 1000, DROP, ""),
+	D(47, 7000),			/* sent after the rtx */
+	A(90, 1000, DROP, ""),		/* 7000 arrived, 1000 did not */
+	TK(162, "rtx 1000"),		/* 42 + rto 120 */
+	A(210, 8000, FWD, ""),
+	END_,
+};
+
+static const struct step lost_rtx_sack[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000), D(6, 6000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, DROP, false, "rtx 1000", 1, { 2000, 3000 }),
+	AS(46, 1000, DROP, false, "", 1, { 2000, 7000 }),
+	D(47, 7000),			/* sent after the rtx */
+	AS(90, 1000, DROP, false, "rtx 1000", 1, { 2000, 8000 }),
+	A(130, 8000, FWD, ""),
+	END_,
+};
+
+/* No SACK, two holes: the second is found at the partial ACK that ends the first. */
+static const struct step two_holes_reno[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000),
+	A(40, 1000, FWD, ""),
+	A(42, 1000, DROP, "rtx 1000"),
+	A(44, 1000, DROP, ""),		/* 4000 (3000 is lost too) */
+	A(45, 1000, DROP, ""),
+	A(85, 3000, FWD, "rtx 3000"),	/* the rtx of 1000 arrived; 3000 was sent before it: lost */
+	A(125, 6000, FWD, ""),
+	END_,
+};
+
+/* SACK: the hole is found from the blocks, and the blocks never reach the sender. */
+static const struct step sack_single[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, DROP, false, "rtx 1000", 1, { 2000, 3000 }),
+	AS(43, 1000, DROP, false, "", 1, { 2000, 4000 }),
+	AS(44, 1000, DROP, false, "", 1, { 2000, 5000 }),
+	A(85, 5000, FWD, ""),
+	END_,
+};
+
+/* SACK, two holes: both retransmitted as the blocks reveal them; a partial ACK goes on with its blocks hidden. */
+static const struct step sack_two_holes[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, DROP, false, "rtx 1000", 1, { 2000, 3000 }),
+	AS(44, 1000, DROP, false, "rtx 3000", 2, { 4000, 5000 }, { 2000, 3000 }),
+	AS(45, 1000, DROP, false, "", 2, { 4000, 6000 }, { 2000, 3000 }),
+	AS(85, 3000, FWD, true, "", 1, { 4000, 6000 }),
+	A(87, 6000, FWD, ""),
+	END_,
+};
+
+/* A hole this box never saw (lost on the wired side): dupacks and SACK go to the sender. */
+static const struct step uncached_hole[] = {
+	D(0, 0), D(2, 2000), D(3, 3000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, FWD, false, "", 1, { 2000, 3000 }),
+	AS(43, 1000, FWD, false, "", 1, { 2000, 4000 }),
+	D(80, 1000),			/* the sender's fast retransmit: cached, forwarded */
+	A(120, 4000, FWD, ""),
+	END_,
+};
+
+/* The sender retransmits data the wireless host has: drop, answer with its ACK (rate-limited). */
+static const struct step acked_rtx[] = {
+	D(0, 0), D(1, 1000),
+	A(40, 2000, FWD, ""),
+	D_(50, 0, DROP, "ack 2000"),
+	D_(55, 1000, DROP, ""),		/* within rto_min of the last generated ACK */
+	D_(80, 0, DROP, "ack 2000"),
+	END_,
+};
+
+/* A lost tail: only the timer can find it; backoff doubles, rto_max caps, max_local_rtx gives up. */
+static const struct step tail_timer[] = {
+	D(0, 0), D(1, 1000),
+	A(40, 1000, FWD, ""),		/* srtt 40 ms, rttvar 20 ms: rto 120 ms */
+	TK(121, "rtx 1000"),
+	TK(361, "rtx 1000"),		/* 240 ms after */
+	TK(841, "rtx 1000"),		/* 480 ms */
+	TK(1801, "rtx 1000"),		/* 960 ms */
+	TK(2801, ""),			/* rto_max 1 s; four rounds done: left to the sender */
+	A(2850, 1000, FWD, ""),		/* so its dupacks pass */
+	END_,
+};
+
+/*
+ * A timer round is no proof the original was lost (it may be late behind
+ * a queue): when the ACK for it comes, it proves only the original arrived,
+ * so the segments queued behind that original are not declared lost.
+ */
+static const struct step timer_then_late_original[] = {
+	D(0, 0), D(1, 1000), D(60, 2000), D(61, 3000),
+	A(40, 1000, FWD, ""),
+	TK(121, "rtx 1000"),
+	A(125, 2000, FWD, ""),		/* the original was only late; 2000 and 3000 are still queued */
+	A(126, 3000, FWD, ""),
+	A(127, 4000, FWD, ""),
+	END_,
+};
+
+/*
+ * A standing queue: the hop's RTT stands 60 ms above its 40 ms minimum
+ * (aqm_target 40 ms).  The first time (slow start overshooting) the next
+ * new segment is dropped at once, uncached: its hole is the sender's.  No
+ * second signal until the sender has recovered it; after that only when
+ * the queue has stood above target for aqm_interval (100 ms).
+ */
+static const struct step congestion_signal[] = {
+	D(0, 0),
+	A(40, 1000, FWD, ""),		/* RTT 40 ms: the minimum */
+	D(41, 1000),
+	A(141, 2000, FWD, ""),		/* 100 ms: a queue */
+	D_(142, 2000, DROP, ""),	/* the first signal: at once */
+	D(143, 3000),			/* one at a time */
+	A(244, 2000, FWD, ""),		/* the hole is not cached: the sender sees the dupack */
+	D(290, 2000),			/* its fast retransmit */
+	A(390, 4000, FWD, ""),		/* recovered: RTT 247 ms, still a queue */
+	D(391, 4000),			/* above target since now */
+	D_(492, 5000, DROP, ""),	/* for 101 ms: the second signal */
+	END_,
+};
+
+/*
+ * The egress queue refuses 2000 and 3000 (a burst into a full queue): the
+ * first is the episode's signal, left to the sender; 3000 is repaired here.
+ * The sender is told about 2000 only: the SACK option it gets covers 3000
+ * (held here) and the received 4000-6000.
+ */
+static const struct step queue_episode[] = {
+	D(0, 0), D(1, 1000), DQ(2, 2000), DQ(3, 3000), D(4, 4000), D(5, 5000),
+	A(40, 2000, FWD, ""),
+	AS(42, 2000, FWD, false, "rtx 3000, sack 3000-5000", 1, { 4000, 5000 }),
+	AS(43, 2000, FWD, false, "sack 3000-6000", 1, { 4000, 6000 }),
+	D(80, 2000),			/* the sender's fast retransmit of 2000 only */
+	AS(90, 2000, FWD, false, "sack 3000-6000", 2, { 3000, 4000 }, { 4000, 6000 }),
+	A(125, 6000, FWD, ""),
+	END_,
+};
+
+/* The sender retransmits a segment whose local retransmission is on its way: that copy is dropped. */
+static const struct step sender_rtx_redundant[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000),
+	A(40, 1000, FWD, ""),
+	A(42, 1000, DROP, "rtx 1000"),
+	D_(60, 1000, DROP, ""),
+	A(85, 4000, FWD, ""),
+	END_,
+};
+
+/*
+ * A NewReno sender recovering the hole left to it (2000, refused by the
+ * egress queue) must not see the partial ACK for 4000, which this box is
+ * repairing: it would retransmit 4000 too.  4000 was sent before the
+ * sender's retransmission of 2000, which arrived: so it is lost (FIFO).
+ */
+static const struct step partial_ack_held[] = {
+	D(0, 0), D(1, 1000), DQ(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000),
+	A(40, 2000, FWD, ""),
+	A(42, 2000, FWD, ""),		/* 3000 arrived: the hole is the sender's */
+	A(44, 2000, FWD, ""),		/* 5000 (4000 lost on the hop) */
+	D(80, 2000),			/* its fast retransmit: in recovery until 6000 */
+	A(118, 4000, DROP, "rtx 4000"),	/* partial: held, repaired here */
+	A(160, 6000, FWD, ""),
+	END_,
+};
+
+/*
+ * The default rtx_thresh 2: one odd duplicate ACK (a Linux receiver sends
+ * them without any arrival) is not enough; two are.  At the partial ACK,
+ * dupacks beyond the segments it covers mean a second hole.
+ */
+static const struct step thresh_two[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000), D(6, 6000),
+	A(40, 1000, FWD, ""),
+	A(41, 1000, DROP, ""),		/* 2000 arrived */
+	A(42, 1000, DROP, "rtx 1000"),	/* 4000 (3000 lost too) */
+	A(44, 1000, DROP, ""),		/* 5000 */
+	A(45, 1000, DROP, ""),		/* 6000 */
+	A(85, 3000, FWD, "rtx 3000"),	/* 1000 and 2000 acked: 4 dupacks, 1 explained: 3000 is missing */
+	A(125, 7000, FWD, ""),
+	END_,
+};
+
+/*
+ * The window clamp.  Once the hop's delivery rate (two samples, each over
+ * at least two hop RTTs; the larger 4000 bytes in 160 ms = 25 kB/s), its
+ * minimum RTT (40 ms) and the wired RTT (60 ms: from the ACK passed at 40
+ * to the data echoing it at 100) are known, ACKs to the sender carry at
+ * most 2 x rate x (60 + 40 ms) = 5000 bytes, and the right edge never
+ * moves back: at 300 the receiver's 13000 becomes 12000 (the edge stays at
+ * 18000), at 305 11000.
+ */
+static const struct step clamp[] = {
+	D(0, 0),
+	AW(40, 1000, 13000, FWD, ""),
+	D(100, 1000),			/* echoes the ACK at 40 */
+	D(101, 2000), D(102, 3000), D(103, 4000), D(104, 5000),
+	AW(140, 2000, 13000, FWD, ""),	/* rate sample 1 (span >= 2 hop RTTs): 1000 bytes in 100 ms */
+	AW(150, 3000, 13000, FWD, ""),
+	AW(160, 4000, 13000, FWD, ""),
+	AW(190, 5000, 13000, FWD, ""),	/* right edge 18000 */
+	D(200, 6000), D(201, 7000),
+	AW(300, 6000, 13000, FWD, "win 12000"),	/* sample 2: 4000 bytes in 160 ms = 25 kB/s */
+	AW(305, 7000, 13000, FWD, "win 11000"),	/* the edge stays at 18000 */
+	AW(310, 8000, 9000, FWD, ""),	/* the receiver's own window is no larger than the edge allows */
+	END_,
+};
+
+/* Not dupacks: an ACK carrying data passes; an ACK older than one seen is dropped. */
+static const struct step not_dupacks[] = {
+	D(0, 0), D(1, 1000), D(2, 2000),
+	A(40, 1000, FWD, ""),
+	{ .kind = ACK, .t_ms = 41, .seq = 1000, .len = 10, .verdict = FWD, .actions = "" },
+	A(42, 2000, FWD, ""),
+	A(43, 1000, DROP, ""),
+	A(80, 3000, FWD, ""),
+	END_,
+};
+
+/*
+ * A Linux receiver grows its window while out-of-order data arrive.  With
+ * SACK those ACKs are dupacks (the blocks say what arrived); without, they
+ * are window updates by RFC 5681 (the application may have read): passed
+ * on, and the hole is the timer's.
+ */
+static const struct step growing_window_sack[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000),
+	A(40, 1000, FWD, ""),
+	{ .kind = ACK, .t_ms = 42, .seq = 1000, .win = 1100, .verdict = DROP, .actions = "rtx 1000", .nsack = 1,
+	  .sack = { { 2000, 3000 } } },
+	{ .kind = ACK, .t_ms = 43, .seq = 1000, .win = 1200, .verdict = DROP, .actions = "", .nsack = 1,
+	  .sack = { { 2000, 4000 } } },
+	AW(84, 4000, 1300, FWD, ""),
+	END_,
+};
+
+static const struct step growing_window[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000),
+	A(40, 1000, FWD, ""),
+	AW(42, 1000, 1100, FWD, ""),
+	AW(43, 1000, 1200, FWD, ""),
+	TK(121, "rtx 1000"),
+	AW(162, 4000, 1300, FWD, ""),
+	END_,
+};
+
+/* With a small per-flow bound only two segments fit: the third passes uncached. */
+static const struct step cache_bound[] = {
+	D(0, 0), D(1, 1000), D(2, 2000),
+	A(40, 2000, FWD, ""),
+	A(42, 2000, FWD, ""),		/* the hole is not cached: the sender must see this */
+	A(80, 3000, FWD, ""),
+	END_,
+};
+
+/*
+ * This box's own queue refuses 2000 (congestion): not repaired locally,
+ * its dupacks and SACK blocks go to the sender, which must slow down.
+ */
+static const struct step queue_drop[] = {
+	D(0, 0), D(1, 1000), DQ(2, 2000), D(3, 3000), D(4, 4000),
+	A(40, 2000, FWD, ""),
+	AS(42, 2000, FWD, false, "", 1, { 3000, 4000 }),
+	AS(43, 2000, FWD, false, "", 1, { 3000, 5000 }),
+	D(80, 2000),			/* the sender's fast retransmit */
+	A(120, 5000, FWD, ""),
+	END_,
+};
+
+/* A local retransmission the queue refuses: the hole becomes the sender's. */
+static const struct step queue_drop_rtx[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000),
+	A(40, 1000, FWD, ""),
+	AQ(42, 1000, DROP, "rtx 1000"),	/* dropped: it triggered our rtx (which the queue refused) */
+	A(43, 1000, FWD, ""),		/* from now on the sender sees them */
+	END_,
+};
+
+/* The sender's retransmission replaces the cached copy: its timestamp is the current one. */
+static void sender_copy_replaces_ours(void)
+{
+	static const struct step steps[] = {
+		D(0, 0), D(1, 1000), D(2, 2000),
+		A(40, 1000, FWD, ""),
+		D(60, 1000),		/* the sender's retransmission, TSval 5000 + 4 */
+		END_,
+	};
+	struct harness h;
+	struct pkt p;
+	long i;
+
+	h_init(&h, &filter_snoop, 4, true, 1000000);
+	h_handshake(&h);
+	h_run(&h, "sender_copy_replaces_ours", steps);
+	i = segq_find(&h.flow->cache, h.isn_fh + 1 + 1000);
+	CHECK(i >= 0 && pkt_parse(segq_at(&h.flow->cache, (uint32_t)i)->data, segq_at(&h.flow->cache, (uint32_t)i)->len,
+				  &p) == PKT_OK && p.tsval == 5004,
+	      "cached TSval %u, expected the retransmission's 5004", p.tsval);
+	CHECK(h.flow->conn.fh_tsval == 5004, "the newest TSval of the fixed host is tracked (%u)", h.flow->conn.fh_tsval);
+	h_free(&h);
+}
+
+static int run_case(const char *name, const struct step *steps, int family, bool sack, uint32_t isn,
+		    void (*tweak)(struct pep_config *), const char *expect_counters)
+{
+	struct harness h;
+	int failed;
+
+	h_init(&h, &filter_snoop, family, sack, isn);
+	if (tweak)
+		tweak(&h.cfg);
+	flow_table_free(&h.ft);
+	if (flow_table_init(&h.ft, 16, 42, h.cfg.total_cache_bytes, (uint32_t)h.cfg.flow_cache_bytes) < 0)
+		abort();
+	h_handshake(&h);
+	failed = h_run(&h, name, steps);
+	if (expect_counters) {
+		char buf[256], *tok, *save = NULL;
+
+		snprintf(buf, sizeof(buf), "%s", expect_counters);
+		for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+			char *eq = strchr(tok, '=');
+			unsigned long long want = strtoull(eq + 1, NULL, 10), got = ~0ULL;
+
+			*eq = '\0';
+#define PICK(n, d) if (strcmp(tok, #n) == 0) got = h.flow->cnt.n;
+			PEP_FLOW_COUNTERS(PICK)
+#undef PICK
+			CHECK(got == want, "%s: %s = %llu, expected %llu", name, tok, got, want);
+		}
+	}
+	/* the per-flow cache accounting must agree with the shared budget */
+	CHECK(h.ft.budget.bytes == h.flow->cache.bytes, "%s: budget %llu vs flow %u", name,
+	      (unsigned long long)h.ft.budget.bytes, h.flow->cache.bytes);
+	h_free(&h);
+	return failed;
+}
+
+static void thresh2(struct pep_config *c)
+{
+	c->rtx_thresh = 2;
+}
+
+static void clamp_on(struct pep_config *c)
+{
+	c->window_clamp = true;
+	c->aqm_target_ns = 0;	/* the clamp alone */
+	c->rto_min_ns = 1000000000ULL;	/* and no local timer in the way */
+}
+
+static void small_cache(struct pep_config *c)
+{
+	c->flow_cache_bytes = 2200;	/* two 1052-byte packets */
+}
+
+int main(void)
+{
+	sender_copy_replaces_ours();
+	run_case("single_loss", single_loss, 4, false, 1000000, NULL,
+		 "local_rtx=1 dupacks_dropped=3 cached_packets=5 dupacks_forwarded=0");
+	run_case("single_loss/ipv6", single_loss, 6, false, 1000000, NULL, "local_rtx=1 dupacks_dropped=3");
+	run_case("single_loss/wrap", single_loss, 4, false, 0xfffff000u, NULL, "local_rtx=1 dupacks_dropped=3");
+	run_case("lost_rtx", lost_rtx, 4, false, 1000000, NULL, "local_rtx=1 local_rtx_timer=1 dupacks_dropped=6");
+	run_case("lost_rtx_sack", lost_rtx_sack, 4, true, 1000000, NULL, "local_rtx=2 dupacks_dropped=3");
+	run_case("two_holes_reno", two_holes_reno, 4, false, 1000000, NULL, "local_rtx=2");
+	run_case("sack_single", sack_single, 4, true, 1000000, NULL, "local_rtx=1 dupacks_dropped=3");
+	run_case("sack_single/ipv6", sack_single, 6, true, 1000000, NULL, "local_rtx=1");
+	run_case("sack_two_holes", sack_two_holes, 4, true, 1000000, NULL, "local_rtx=2 sack_hidden=1");
+	run_case("sack_two_holes/wrap", sack_two_holes, 4, true, 0xffffe000u, NULL, "local_rtx=2 sack_hidden=1");
+	run_case("uncached_hole", uncached_hole, 4, true, 1000000, NULL,
+		 "local_rtx=0 dupacks_forwarded=2 sender_rtx=1 sack_hidden=0");
+	run_case("acked_rtx", acked_rtx, 4, false, 1000000, NULL, "data_dropped=3 acks_generated=2");
+	run_case("tail_timer", tail_timer, 4, false, 1000000, NULL,
+		 "local_rtx_timer=4 rtx_given_up=1 timer_expiries=5 dupacks_forwarded=1");
+	run_case("not_dupacks", not_dupacks, 4, false, 1000000, NULL, "stale_acks_dropped=1 dupacks_dropped=0");
+	run_case("queue_drop", queue_drop, 4, true, 1000000, NULL,
+		 "queue_drops=1 congestion_signals=1 local_rtx=0 dupacks_forwarded=2 sack_hidden=0");
+	run_case("queue_drop_rtx", queue_drop_rtx, 4, false, 1000000, NULL,
+		 "queue_drops=1 local_rtx=1 dupacks_dropped=1 dupacks_forwarded=1");
+	run_case("timer_then_late_original", timer_then_late_original, 4, false, 1000000, NULL,
+		 "local_rtx=0 local_rtx_timer=1");
+	run_case("timer_then_late_original/sack", timer_then_late_original, 4, true, 1000000, NULL,
+		 "local_rtx=0 local_rtx_timer=1");
+	run_case("congestion_signal", congestion_signal, 4, false, 1000000, NULL,
+		 "congestion_signals=2 dupacks_forwarded=1 local_rtx=0 sender_rtx=1");
+	run_case("queue_episode", queue_episode, 4, true, 1000000, NULL,
+		 "congestion_signals=1 queue_drops=2 local_rtx=1 sack_trimmed=3 sender_rtx=1");
+	run_case("sender_rtx_redundant", sender_rtx_redundant, 4, false, 1000000, NULL,
+		 "sender_rtx_dropped=1 local_rtx=1");
+	run_case("partial_ack_held", partial_ack_held, 4, false, 1000000, NULL,
+		 "partial_acks_held=1 local_rtx=1 congestion_signals=1 dupacks_forwarded=2");
+	run_case("clamp", clamp, 4, false, 1000000, clamp_on, "window_clamped=2");
+	run_case("thresh_two", thresh_two, 4, false, 1000000, thresh2, "local_rtx=2");
+	run_case("growing_window", growing_window, 4, false, 1000000, NULL, "local_rtx_timer=1 dupacks_dropped=0");
+	run_case("growing_window_sack", growing_window_sack, 4, true, 1000000, NULL, "local_rtx=1 dupacks_dropped=2");
+	run_case("cache_bound", cache_bound, 4, false, 1000000, small_cache, "cache_full=1 cached_packets=2");
+	return tc_report("test_snoop");
+}

@@ -1,0 +1,353 @@
+"""pepd on real traffic: NFQUEUE, netem loss, iperf3, in namespaces (the VM under make test).
+
+Each test builds the path, starts pepd on the base station's wireless
+interface and checks what it did, from its own counters and from the
+sender's.  Transfers are short (6-10 s) to stay inside the suite's time
+budget; the comparisons against stock Linux are therefore loose (stated at
+each assertion) and the figures that matter come from `airtcp run` with
+several runs (Documentation/pepd.rst, Evaluation).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airtcp import iperf
+from airtcp.plugins.pepd import PEPD, query
+from airtcp.proc import Background, poll_until
+from airtcp.profile import Profile, parse_profile
+from airtcp.topology import Topology
+
+from .conftest import airtcp, write_profile
+
+RENO_CLASSIC = {
+    "net.ipv4.tcp_sack": 0,
+    "net.ipv4.tcp_dsack": 0,
+    "net.ipv4.tcp_recovery": 0,
+    "net.ipv4.tcp_early_retrans": 0,
+    "net.ipv4.tcp_frto": 0,
+}
+
+
+def profile(loss: str = "3%", wireless_delay: str = "20ms") -> Profile:
+    return parse_profile(
+        "pepd-test",
+        {
+            "description": "pepd test path",
+            "links": {
+                "wired": {"rate": "10mbit", "delay": "10ms", "queue": 40},
+                "wireless": {"rate": "2mbit", "delay": wireless_delay, "loss": loss, "queue": 40},
+            },
+        },
+        "test",
+    )
+
+
+@dataclass
+class Pepd:
+    proc: Background
+    sock: str
+
+    def stats(self) -> dict[str, Any]:
+        doc = json.loads(query(self.sock))
+        assert isinstance(doc, dict)
+        return doc
+
+    def totals(self) -> dict[str, Any]:
+        totals = self.stats()["totals"]
+        assert isinstance(totals, dict)
+        return totals
+
+
+def start_pepd(topo: Topology, tmp_path: Path, *flags: str) -> Pepd:
+    sock = str(tmp_path / f"pepd-{time.monotonic_ns()}.sock")
+    argv = [str(PEPD), "--wireless", "to-wh", "--control-socket", sock, *flags]
+    proc = topo.host("bs").spawn(argv, name="pepd")
+
+    def ready() -> bool | None:
+        if not proc.running():
+            proc.wait(timeout=5)
+            pytest.fail(f"pepd exited at start: {proc.stderr.strip()}")
+        try:
+            return True if query(sock, "ping", timeout=2.0).strip() == "pong" else None
+        except OSError:
+            return None
+
+    # Under QEMU software emulation the first nft rule loads modules: seconds.
+    poll_until("pepd to answer", ready, deadline_s=90, interval_s=0.1)
+    return Pepd(proc, sock)
+
+
+@contextmanager
+def pepd_running(topo: Topology, tmp_path: Path, *flags: str) -> Iterator[Pepd]:
+    daemon = start_pepd(topo, tmp_path, *flags)
+    try:
+        yield daemon
+    finally:
+        daemon.proc.stop()
+
+
+def listening(topo: Topology) -> bool | None:
+    return True if topo.host("wh").run(["ss", "-Hltn", "sport = :5201"]).strip() else None
+
+
+def transfer(topo: Topology, seconds: float, family: str = "4", cc: str = "cubic") -> dict[str, Any]:
+    """One iperf3 transfer S -> WH; returns the client's JSON."""
+    server = topo.host("wh").spawn(["iperf3", "-s", "-1", "-J"], name="iperf3 server")
+    try:
+        poll_until("the iperf3 server", lambda: listening(topo), deadline_s=20)
+        settings = iperf.TransferSettings(seconds, cc)
+        out = topo.host("s").run(iperf.client_argv(topo.address("wh", family), settings), timeout=seconds + 60)
+        server.wait(timeout=20)
+    finally:
+        server.stop()
+    data = json.loads(out)
+    assert "error" not in data, data.get("error")
+    return data  # type: ignore[no-any-return]
+
+
+def sender_retransmits(data: dict[str, Any], since_s: float = 0.0) -> int:
+    """The sender's retransmissions, all of them or those after since_s (from iperf3's intervals)."""
+    if not since_s:
+        return int(data["end"]["sum_sent"]["retransmits"])
+    return sum(int(i["sum"].get("retransmits", 0)) for i in data["intervals"] if i["sum"]["start"] >= since_s)
+
+
+def goodput_mbps(data: dict[str, Any]) -> float:
+    return float(data["end"]["sum_received"]["bits_per_second"]) / 1e6
+
+
+def pepd_rules(topo: Topology) -> str:
+    return topo.host("bs").run(["nft", "list", "ruleset"], check=False)
+
+
+@pytest.mark.parametrize("sender", ["cubic", "reno-classic"])
+def test_snoop_repairs_wireless_losses_locally(tmp_path: Path, sender: str) -> None:
+    with Topology(profile("3%")) as topo:
+        if sender == "reno-classic":
+            topo.host("s").set_sysctls(RENO_CLASSIC)
+        cc = "reno" if sender == "reno-classic" else "cubic"
+        stock = transfer(topo, 10, cc=cc)
+        with pepd_running(topo, tmp_path, "--filter", "snoop") as daemon:
+            assert "pepd_q0" in pepd_rules(topo)
+            snooped = transfer(topo, 10, cc=cc)
+            totals = daemon.totals()
+        assert "pepd_q0" not in pepd_rules(topo), "pepd removes its rules when it stops"
+    # 3 % loss over about 500 packets each way: local repairs must happen,
+    # and the receiver's dupacks for them must be kept from the sender.
+    assert totals["local_rtx"] + totals["local_rtx_timer"] >= 5, totals
+    assert totals["dupacks_dropped"] >= 5, totals
+    assert totals["malformed"] == 0
+    if sender == "cubic":
+        assert totals["sack_hidden"] + totals["sack_trimmed"] >= 1, totals
+    # After slow start (from 3 s on), stock keeps retransmitting what the
+    # hop loses (about 3 % of 150-250 segments a second: 10-30 in 7 s),
+    # while with pepd the sender retransmits only a rare congestion signal
+    # (0-3 in the runs seen).  Slow start is left out: there a queue builds
+    # faster than the window clamp engages, repairs wait behind it, and the
+    # sender's tail-loss probe may fire (a handful of retransmissions that a
+    # 20 s run amortises; see Documentation/pepd.rst).  At most half of
+    # stock's holds with a wide margin.
+    stock_retx, snoop_retx = sender_retransmits(stock, 3.0), sender_retransmits(snooped, 3.0)
+    assert stock_retx >= 5, f"the lossy hop did not cost stock retransmissions after 3 s: {stock_retx}"
+    assert snoop_retx <= 0.5 * stock_retx, f"sender retransmissions after 3 s: stock {stock_retx}, snoop {snoop_retx}"
+    assert goodput_mbps(snooped) > goodput_mbps(stock)
+
+
+def test_snoop_over_ipv6(tmp_path: Path) -> None:
+    with Topology(profile("3%")) as topo, pepd_running(topo, tmp_path) as daemon:
+        data = transfer(topo, 6, family="6")
+        totals = daemon.totals()
+        flows = daemon.stats()["flows"]
+    assert goodput_mbps(data) > 0.5
+    assert totals["ipv6_packets"] > 300, totals
+    assert totals["local_rtx"] + totals["local_rtx_timer"] >= 2, totals
+    assert any(f["fixed_host"].startswith("[fd00:10:1::1]") and f["data_packets"] > 300 for f in flows), flows
+
+
+def test_kill_9_fails_open_and_a_restart_picks_up_new_flows(tmp_path: Path) -> None:
+    with Topology(profile("0%")) as topo:
+        daemon = start_pepd(topo, tmp_path)
+        server = topo.host("wh").spawn(["iperf3", "-s", "-1", "-J"], name="iperf3 server")
+        try:
+            poll_until("the iperf3 server", lambda: listening(topo), deadline_s=20)
+            client = topo.host("s").spawn(
+                ["iperf3", "-c", topo.address("wh"), "-t", "12", "-i", "1", "-J"], name="iperf3 client"
+            )
+            # kill it mid-transfer, once it has seen the flow
+            poll_until(
+                "pepd to see the transfer",
+                lambda: True if daemon.totals()["data_packets"] > 200 else None,
+                deadline_s=30,
+                interval_s=0.5,
+            )
+            daemon.proc.popen.send_signal(signal.SIGKILL)
+            daemon.proc.popen.wait(timeout=10)
+            client.wait(timeout=60)
+            server.wait(timeout=20)
+        finally:
+            server.stop()
+        data = json.loads(client.stdout)
+        assert "error" not in data, data.get("error")
+        # pepd died within the first seconds: everything from 8 s on passed without it
+        late = [i["sum"]["bits_per_second"] for i in data["intervals"] if i["sum"]["start"] >= 8]
+        # the rules stay (queue-bypass): with nobody bound, the kernel accepts
+        assert "pepd_q0" in pepd_rules(topo)
+        assert late and min(late) > 1e6, f"transfer stalled after kill -9: {late}"
+        # a restart clears the leftover rules, installs its own once, and takes new flows
+        with pepd_running(topo, tmp_path) as again:
+            ruleset = pepd_rules(topo)
+            assert ruleset.count("queue") == 2, ruleset
+            transfer(topo, 3)
+            totals = again.totals()
+        assert totals["flows_created"] >= 1 and totals["data_packets"] > 100, totals
+
+
+MALFORMED = r"""
+import socket, struct, sys
+dst = sys.argv[1]
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+def ip(payload):
+    # the kernel fills in the checksum and total length (IP_HDRINCL)
+    return struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(payload), 0, 0x4000, 64, 6, 0,
+                       socket.inet_aton('10.10.1.1'), socket.inet_aton(dst)) + payload
+bad = [
+    # data offset 15 words in a 20-byte TCP header
+    struct.pack('!HHIIBBHHH', 5555, 5201, 1, 0, 15 << 4, 0x10, 512, 0, 0),
+    # an option whose length runs past the header
+    struct.pack('!HHIIBBHHH', 5555, 5201, 1, 0, 6 << 4, 0x10, 512, 0, 0) + bytes([8, 40, 0, 0]),
+    # a SACK option of 17 bytes
+    struct.pack('!HHIIBBHHH', 5555, 5201, 1, 0, 10 << 4, 0x10, 512, 0, 0) + bytes([5, 17]) + bytes(18),
+    # a TCP header cut at 12 bytes
+    struct.pack('!HHII', 5555, 5201, 1, 0)[:12],
+]
+for i in range(10):
+    for payload in bad:
+        s.sendto(ip(payload), (dst, 0))
+"""
+
+
+def test_malformed_packets_are_counted_and_passed(tmp_path: Path) -> None:
+    with Topology(profile("0%")) as topo, pepd_running(topo, tmp_path) as daemon:
+        topo.host("s").run([sys.executable, "-c", MALFORMED, topo.address("wh")])
+
+        def counted() -> dict[str, Any] | None:
+            totals = daemon.totals()
+            return totals if totals["malformed"] >= 40 else None
+
+        totals = poll_until("pepd to count them", counted, deadline_s=20, interval_s=0.2)
+        assert daemon.proc.running(), "a malformed packet must never stop pepd"
+        reasons = totals["malformed_by_reason"]
+        assert reasons["tcp_data_offset"] >= 10 and reasons["tcp_option"] >= 20 and reasons["tcp_truncated"] >= 10
+        # and the daemon still does its job afterwards
+        data = transfer(topo, 3)
+        assert goodput_mbps(data) > 1.0
+        assert daemon.totals()["data_packets"] > 100
+
+
+# tbf for the rate, then netem with jitter and no rate: per-packet delays of
+# 170 +- 60 ms reorder packets (Zeng's "delay variation ... packet reordering").
+# The profile format cannot say this yet (netem keeps FIFO order with a rate).
+_TBF = "qdisc replace dev to-wh root handle 1: tbf rate 1mbit burst 3000 latency 1s"
+_NETEM = "qdisc add dev to-wh parent 1:1 handle 10: netem limit 1000 delay 170ms 60ms"
+REORDER = [_TBF.split(), _NETEM.split()]
+
+
+def test_packet_controller_filters_reordering_dupacks(tmp_path: Path) -> None:
+    fast_retransmits = {}
+    filtered = 0
+    for scheme in ("stock", "pc"):
+        with Topology(profile("0%")) as topo:
+            topo.host("s").set_sysctls(RENO_CLASSIC)
+            topo.host("bs").tc_batch(REORDER)
+            if scheme == "pc":
+                with pepd_running(topo, tmp_path, "--filter", "pc", "--dupack-thresh", "8") as daemon:
+                    data = transfer(topo, 8, cc="reno")
+                    filtered = daemon.totals()["dupacks_dropped"]
+            else:
+                data = transfer(topo, 8, cc="reno")
+            counters = json.loads(topo.host("s").run(["nstat", "-as", "--json"]))["kernel"]
+            fast_retransmits[scheme] = int(counters.get("TcpExtTCPFastRetrans", 0))
+            assert goodput_mbps(data) > 0.05
+    # Reordering draws dupacks; the ACK filter keeps the 3rd to 7th of each
+    # run from the sender.  With no loss on this path every fast retransmit
+    # is spurious: the controller's count may not exceed stock's (plus one,
+    # for two different random runs).
+    assert filtered > 0
+    assert fast_retransmits["pc"] <= fast_retransmits["stock"] + 1, fast_retransmits
+
+
+FAST_PROFILE = """
+description = "short lossy path for the pepd CLI test"
+[links.wired]
+rate = "10mbit"
+delay = "5ms"
+[links.wireless]
+rate = "2mbit"
+delay = "10ms"
+loss = "2%"
+queue = 40
+"""
+
+
+def test_airtcp_run_records_pepd_stats(tmp_path: Path) -> None:
+    prof = write_profile(tmp_path, "fast", FAST_PROFILE)
+    out = tmp_path / "r.json"
+    done = airtcp(
+        "run", "--profile", str(prof), "--scheme", "snoop+2", "--sender", "cubic", "--duration", "4s",
+        "--out", str(out), "--backend", "native", "--no-plot",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (case,) = json.loads(out.read_text())["cases"]
+    (run,) = case["runs"]
+    assert run["error"] is None
+    stats = run["components"]["pepd"]
+    assert stats["pepd"]["filter"] == "snoop+" and stats["pepd"]["copies"] == 2
+    assert stats["totals"]["data_packets"] > 100
+    assert any(f["data_packets"] > 100 for f in stats["flows"])
+
+
+@pytest.mark.parametrize(
+    ("backend", "save"), [("iptables-legacy", "iptables-legacy-save"), ("iptables-nft", "iptables-nft-save")]
+)
+def test_iptables_backends_install_and_remove_their_rules(tmp_path: Path, backend: str, save: str) -> None:
+    with Topology(profile("0%")) as topo:
+        with pepd_running(topo, tmp_path, "--rules", backend, "--filter", "passthrough") as daemon:
+            rules = topo.host("bs").run([save, "-t", "mangle"])
+            assert "-A FORWARD -j PEPD-Q0" in rules
+            assert rules.count("--queue-bypass") == 2, rules
+            transfer(topo, 2)
+            stats = daemon.stats()
+            assert stats["pepd"]["rules"] == backend
+            totals = stats["totals"]
+            assert totals["data_packets"] > 50
+            # the rules' own counters: everything they queued reached pepd
+            assert totals["rule_packets"] >= totals["packets"] > 0
+        assert "PEPD-Q0" not in topo.host("bs").run([save, "-t", "mangle"])
+
+
+def test_gso_super_packets_are_cut_to_the_mss(tmp_path: Path) -> None:
+    """With offloads on towards the base station and gso = true, pepd receives
+    super-packets; what it sends on (it injects cached data) must be MTU-sized
+    slices: the netem hop would lose a 64 KB packet whole, and a raw send of
+    one would fail (EMSGSIZE, counted in inject_errors)."""
+    with Topology(profile("1%")) as topo:
+        topo.host("s").run(["ethtool", "-K", "to-bs", "tso", "on", "gso", "on"])
+        topo.host("bs").run(["ethtool", "-K", "to-s", "gro", "on"])
+        with pepd_running(topo, tmp_path, "--gso", "true") as daemon:
+            data = transfer(topo, 5)
+            totals = daemon.totals()
+    assert totals["gso_packets"] > 10, totals
+    assert totals["inject_errors"] == 0 and totals["malformed"] == 0, totals
+    assert totals["local_rtx"] + totals["local_rtx_timer"] >= 1, totals
+    assert goodput_mbps(data) > 1.0
