@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from airtcp.netns import Netns, ip_batch_root
+from airtcp.plugins.ddack import parse_stat
 
 CLONE_NEWNET = 0x40000000
 ETH_P_ALL = 0x0003
@@ -195,22 +196,6 @@ class Drill:
         conn = Connection(self, sport or random.randint(20000, 60000), sack)
         conn.handshake()
         return conn
-
-
-def parse_stat(text: str) -> dict[str, int]:
-    """The lnstat format: a header, one hex row per CPU; ``entries`` is a gauge."""
-    lines = text.split("\n")
-    names = lines[0].split()
-    totals = dict.fromkeys(names, 0)
-    for line in lines[1:]:
-        if not line.strip():
-            continue
-        for name, value in zip(names, line.split(), strict=True):
-            if name == "entries":
-                totals[name] = int(value, 16)
-            else:
-                totals[name] += int(value, 16)
-    return totals
 
 
 class Connection:
