@@ -225,7 +225,9 @@ static void ddack_episode_end(struct ddack_net *dn, struct ddack_flow *f,
 	if (!skb_queue_empty(&f->held)) {
 		ddack_stat_add(dn, DDACK_STAT_DISCARDED,
 			       skb_queue_len(&f->held));
-		ddack_stat_inc(dn, DDACK_STAT_EPISODES_FILLED);
+		/* Filled in time, unless pacing had begun the release. */
+		if (!f->released)
+			ddack_stat_inc(dn, DDACK_STAT_EPISODES_FILLED);
 		skb_queue_splice_tail_init(&f->held, drop);
 		/* -1 (callback running) is fine: it finds nothing due. */
 		hrtimer_try_to_cancel(&f->timer);
@@ -446,6 +448,10 @@ static void ddack_reap(struct ddack_net *dn,
 
 	if (skb_queue_empty(&held))
 		return;
+	/*
+	 * One continuation for all: every held skb was stolen at LOCAL_OUT,
+	 * whose continuation is dst_output() for IPv4 and IPv6 alike.
+	 */
 	if (transmit && okfn) {
 		ddack_stat_add(dn, DDACK_STAT_FLUSH_SENT, skb_queue_len(&held));
 		local_bh_disable();
