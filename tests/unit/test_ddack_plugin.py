@@ -114,3 +114,24 @@ def test_a_malformed_stat_file_is_an_error() -> None:
 def test_module_requirements() -> None:
     assert kmod.module_name("sch_netem") == "sch_netem"
     assert kmod.module_name("/x/kmod/tcp_ddack.ko") == "tcp_ddack"
+
+
+def test_late_delivery_stand_in() -> None:
+    late = components.build("link", "late_delivery", {"probability": "3%", "delay": "60ms"}, W)
+    # netem sends the "reordered" share at once: 97 % on time, 3 % late.
+    assert late.netem_args() == ["delay", "60000us", "reorder", "97%", "limit", "10000"]  # type: ignore[attr-defined]
+    assert "ifb" in late.requirements()
+    for config, key in [
+        ({"probability": "0%"}, "link.late_delivery.probability"),
+        ({"probability": "100%"}, "link.late_delivery.probability"),
+        ({"delay": "0ms"}, "link.late_delivery.delay"),
+        ({"late": 1}, "link.late_delivery.late"),
+    ]:
+        with pytest.raises(ConfigError) as err:
+            components.build("link", "late_delivery", config, W)
+        assert err.value.key == key
+    with pytest.raises(ConfigError, match=r"\[link\]"):
+        components.build("receiver", "late_delivery", {}, W)
+    for name in ("late-d0", "late-d80", "late-strip80"):
+        scheme = load_scheme(f"testbed/schemes/ddack-eval/{name}.toml")
+        assert sorted(c.kind for c in scheme.instantiate()) == ["late_delivery", "tcp_ddack"]
