@@ -1,14 +1,31 @@
 #!/usr/bin/env bash
-# The tcp_ddack evaluation of Documentation/tcp_ddack.rst, "Evaluation":
-# Vaidya99 Fig. 4 (no wireless errors, congestion loss on the wired link,
-# 20 ms wireless delay): d = 0, 80 ms, 200 ms, and 80 ms with SACK
-# stripping, against reno-classic and cubic, 5 interleaved runs of 20 s.
-# About 25 minutes per loss rate in the VM.  Results in results/ddack-*.json.
+# The tcp_ddack evaluation of Documentation/tcp_ddack.rst, "Evaluation".
+# Results in results/ddack-*.json (and .png); about 25 minutes per step in
+# the VM on an idle 2-core machine.  STEPS selects: late fig4-3 fig4-1.
+#
+# late:    a stand-in for local recovery (3 % of packets arrive 60 ms late,
+#          none lost; testbed/airtcp/plugins/late.py) on Vaidya99's path
+#          with a 20 ms wireless hop: d = 0 vs 80 ms, and 80 ms with SACK
+#          stripping, against reno-classic and cubic;
+# fig4-P:  Vaidya99 Fig. 4 (no wireless errors, P % congestion loss of data
+#          on the wired link): d = 0, 80 ms, 200 ms, and 80 ms with SACK
+#          stripping, against reno-classic and cubic.
+# 5 interleaved runs of 20 s per case.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-schemes=testbed/schemes/ddack-eval/d0.toml,ddack,testbed/schemes/ddack-eval/d200.toml,ddack-strip
-for loss in ${LOSSES:-1 3}; do
-	.venv/bin/airtcp run --profile "netem-profiles/vaidya-20ms-cong${loss}pct.toml" \
-		--scheme "$schemes" --runs "${RUNS:-5}" --duration "${DURATION:-20s}" \
-		--baseline d0/reno-classic --out "results/ddack-fig4-cong${loss}pct.json"
+eval=testbed/schemes/ddack-eval
+for step in ${STEPS:-late fig4-3 fig4-1}; do
+	case $step in
+	late)
+		profile=netem-profiles/vaidya-20ms-clean.toml
+		schemes=$eval/late-d0.toml,$eval/late-d80.toml,$eval/late-strip80.toml
+		baseline=late-d0/reno-classic ;;
+	fig4-*)
+		profile=netem-profiles/vaidya-20ms-cong${step#fig4-}pct.toml
+		schemes=$eval/d0.toml,ddack,$eval/d200.toml,ddack-strip
+		baseline=d0/reno-classic ;;
+	*) echo "eval-ddack: unknown step $step" >&2; exit 2 ;;
+	esac
+	.venv/bin/airtcp run --profile "$profile" --scheme "$schemes" --runs "${RUNS:-5}" \
+		--duration "${DURATION:-20s}" --baseline "$baseline" --out "results/ddack-$step.json"
 done
