@@ -132,6 +132,6 @@ def test_late_delivery_stand_in() -> None:
         assert err.value.key == key
     with pytest.raises(ConfigError, match=r"\[link\]"):
         components.build("receiver", "late_delivery", {}, W)
-    for name in ("late-d0", "late-d80", "late-strip80"):
+    for name in ("late-d0", "late-d80", "late-strip80", "late-adaptive"):
         scheme = load_scheme(f"testbed/schemes/ddack-eval/{name}.toml")
         assert sorted(c.kind for c in scheme.instantiate()) == ["late_delivery", "tcp_ddack"]
