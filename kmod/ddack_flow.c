@@ -337,11 +337,19 @@ unsigned int ddack_flow_packet(struct ddack_net *dn, struct sk_buff *skb,
 	if (f->closed)
 		goto unlock;
 
+	mode = READ_ONCE(dn->cfg.sack_mode);
 	if (!f->ack_valid || after(pkt->ack, f->last_ack)) {
 		ddack_episode_end(dn, f, &discard, now, pkt->rcv_rtt_us);
 		f->ack_valid = true;
 		f->last_ack = pkt->ack;
 		f->last_win = pkt->win;
+		/*
+		 * A pure ACK that advances but still carries SACK blocks
+		 * filled one hole of several: the blocks announce the next
+		 * hole, and a RACK sender would act on them at once.
+		 */
+		strip = mode != DDACK_SACK_KEEP && pkt->pure_ack &&
+			pkt->has_sack;
 		goto unlock;
 	}
 	/* Data with a piggy-backed ACK, or an older ACK: not ours to touch. */
@@ -359,7 +367,6 @@ unsigned int ddack_flow_packet(struct ddack_net *dn, struct sk_buff *skb,
 		f->released = false;
 		ddack_stat_inc(dn, DDACK_STAT_EPISODES);
 	}
-	mode = READ_ONCE(dn->cfg.sack_mode);
 	thresh = READ_ONCE(dn->cfg.threshold);
 	if (mode == DDACK_SACK_HOLD && pkt->has_sack)
 		thresh = 0;

@@ -156,6 +156,25 @@ def test_strip_mode_sends_early_dupacks_without_sack() -> None:
         conn.close()
 
 
+def test_strip_mode_strips_an_ack_that_fills_one_hole_of_two() -> None:
+    with Drill("4", enabled(delay_us=300_000, sack_mode=1)) as drill:
+        conn = drill.connect(sack=True)
+        conn.send_segment(0)
+        conn.wait_ack(conn.data_seq(1))
+        # Holes at 1 and 3; 2, 4, 5, 6 arrive: dupacks 1-2 stripped, 3-4 held.
+        for index in (2, 4, 5, 6):
+            conn.send_segment(index)
+        early = dupacks(conn.collect(QUIET_S), conn.data_seq(1))
+        assert len(early) == 2 and not any(s.has_sack for s in early)
+        # Hole 1 fills: the ACK advances to hole 3 and would SACK 4-6.
+        conn.send_segment(1)
+        partial = conn.wait_ack(conn.data_seq(3))
+        assert partial.pure_ack and not partial.has_sack, partial
+        stats = drill.stats()
+        assert (stats["sack_stripped"], stats["discarded"]) == (3, 2), stats
+        conn.close()
+
+
 def test_keep_mode_leaves_sack_alone_and_hold_mode_holds_from_the_first() -> None:
     with Drill("4", enabled(delay_us=300_000, sack_mode=0)) as drill:
         conn = drill.connect(sack=True)
