@@ -167,6 +167,7 @@ struct ddack_pkt {
 	bool pure_ack;		/* ACK, no SYN/FIN/RST, no payload */
 	bool ends_flow;		/* FIN or RST */
 	bool has_sack;
+	bool sack_hole;		/* a SACK block above the ACK: a hole is open */
 	u8 sack_off;		/* SACK option: offset in the options ... */
 	u8 sack_len;		/* ... and length, when has_sack */
 	u16 thoff;		/* TCP header offset from skb->data */

@@ -309,6 +309,8 @@ unsigned int ddack_flow_packet(struct ddack_net *dn, struct sk_buff *skb,
 
 	__skb_queue_head_init(&discard);
 	__skb_queue_head_init(&evict);
+	mode = READ_ONCE(dn->cfg.sack_mode);
+	d = ddack_delay_us(dn);
 	now = ktime_get();
 	spin_lock_bh(&f->lock);
 	if (f->dead)
@@ -337,20 +339,12 @@ unsigned int ddack_flow_packet(struct ddack_net *dn, struct sk_buff *skb,
 	if (f->closed)
 		goto unlock;
 
-	mode = READ_ONCE(dn->cfg.sack_mode);
 	if (!f->ack_valid || after(pkt->ack, f->last_ack)) {
 		ddack_episode_end(dn, f, &discard, now, pkt->rcv_rtt_us);
 		f->ack_valid = true;
 		f->last_ack = pkt->ack;
 		f->last_win = pkt->win;
-		/*
-		 * A pure ACK that advances but still carries SACK blocks
-		 * filled one hole of several: the blocks announce the next
-		 * hole, and a RACK sender would act on them at once.
-		 */
-		strip = mode != DDACK_SACK_KEEP && pkt->pure_ack &&
-			pkt->has_sack;
-		goto unlock;
+		goto strip_check;
 	}
 	/* Data with a piggy-backed ACK, or an older ACK: not ours to touch. */
 	if (!pkt->pure_ack || pkt->ack != f->last_ack)
@@ -358,7 +352,7 @@ unsigned int ddack_flow_packet(struct ddack_net *dn, struct sk_buff *skb,
 	if (pkt->win != f->last_win) {
 		/* A window update is not a duplicate (RFC 5681, Linux). */
 		f->last_win = pkt->win;
-		goto unlock;
+		goto strip_check;
 	}
 
 	ddack_stat_inc(dn, DDACK_STAT_DUPACKS);
@@ -370,12 +364,9 @@ unsigned int ddack_flow_packet(struct ddack_net *dn, struct sk_buff *skb,
 	thresh = READ_ONCE(dn->cfg.threshold);
 	if (mode == DDACK_SACK_HOLD && pkt->has_sack)
 		thresh = 0;
-	d = ddack_delay_us(dn);
 	if (f->dupcnt <= thresh || !d || f->released) {
-		strip = mode == DDACK_SACK_STRIP && pkt->has_sack &&
-			f->dupcnt <= thresh;
 		ddack_stat_inc(dn, DDACK_STAT_IMMEDIATE);
-		goto unlock;
+		goto strip_check;
 	}
 	/* The route was attached without a reference (noref dst). */
 	if (!skb_dst_force(skb)) {
@@ -396,6 +387,17 @@ unsigned int ddack_flow_packet(struct ddack_net *dn, struct sk_buff *skb,
 	if (arm)
 		hrtimer_start(&f->timer, f->release_at, HRTIMER_MODE_ABS_SOFT);
 	verdict = NF_STOLEN;
+	goto unlock;
+strip_check:
+	/*
+	 * sack_mode strip/hold: until this episode's dupacks are released,
+	 * no ACK that leaves now may announce an open hole with SACK blocks
+	 * (early dupacks, window updates, an ACK filling one hole of two);
+	 * a RACK sender would start recovery from any of them.  SACK blocks
+	 * at or below the cumulative ACK (D-SACK alone) pass untouched.
+	 */
+	strip = mode != DDACK_SACK_KEEP && d && pkt->sack_hole &&
+		!f->released;
 unlock:
 	spin_unlock_bh(&f->lock);
 	ddack_free(&discard, true);

@@ -13,6 +13,7 @@
 #include <linux/netfilter_ipv4.h>
 #include <linux/netfilter_ipv6.h>
 #include <linux/tcp.h>
+#include <asm/unaligned.h>
 #include <net/checksum.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
@@ -55,9 +56,17 @@ static void ddack_parse_options(const struct sk_buff *skb, struct ddack_pkt *pkt
 		if (len < 2 || i + len > optlen)
 			return;		/* length lies about the option */
 		if (kind == TCPOPT_SACK) {
+			unsigned int b;
+
 			pkt->has_sack = true;
 			pkt->sack_off = i;
 			pkt->sack_len = len;
+			/* Blocks of 8 bytes: start, end.  Any start above
+			 * the cumulative ACK means data past a hole.
+			 */
+			for (b = i + 2; b + 8 <= i + len; b += 8)
+				if (after(get_unaligned_be32(opt + b), pkt->ack))
+					pkt->sack_hole = true;
 			return;
 		}
 		i += len;

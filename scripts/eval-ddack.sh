@@ -7,7 +7,8 @@
 #          none lost; testbed/airtcp/plugins/late.py) on Vaidya99's path
 #          with a 20 ms wireless hop: d = 0 vs 80 ms, and 80 ms with SACK
 #          stripping, against reno-classic and cubic;
-# adaptive: the same path, fixed d = 80 ms against adaptive d from 200 ms;
+# adaptive: the same path, fixed d = 80 ms against adaptive d from 200 ms
+#          (reno-classic), and SACK stripping again (cubic);
 # fig4-P:  Vaidya99 Fig. 4 (no wireless errors, P % congestion loss of data
 #          on the wired link): d = 0, 80 ms, 200 ms, and 80 ms with SACK
 #          stripping, against reno-classic and cubic.
@@ -23,7 +24,7 @@ for step in ${STEPS:-late fig4-3 fig4-1}; do
 		baseline=late-d0/reno-classic ;;
 	adaptive)
 		profile=netem-profiles/vaidya-20ms-clean.toml
-		schemes=$eval/late-d80.toml,$eval/late-adaptive.toml
+		schemes=$eval/late-d80.toml,$eval/late-strip80.toml,$eval/late-adaptive.toml
 		baseline=late-d80/reno-classic ;;
 	fig4-*)
 		profile=netem-profiles/vaidya-20ms-cong${step#fig4-}pct.toml
