@@ -62,10 +62,19 @@ lint: deps
 	$(Q)$(VENV)/bin/ruff check testbed tests pep-daemon
 	$(Q)$(VENV)/bin/ruff format --check testbed tests pep-daemon
 	$(Q)$(VENV)/bin/mypy --no-error-summary
+ifneq ($(wildcard kmod/Makefile),)
+	$(Q)$(MAKE) -s -C kmod check
+endif
 
 # Each part adds its benchmark target here (BENCHES += bench-<part>).
 BENCHES :=
 BENCHES += bench-pepd
+
+# tcp_ddack: throughput with the hook enabled / disabled, veth and loopback.
+BENCHES += bench-ddack
+.PHONY: bench-ddack
+bench-ddack: build
+	$(Q)$(AIRTCP) exec -- $(PY) tests/bench/ddack_hook.py
 
 bench: build
 	$(Q)if [ -z "$(strip $(BENCHES))" ]; then echo "make bench: no benchmarks defined yet"; fi

@@ -54,7 +54,8 @@ class Component(ABC):
         return {"kind": self.kind, "place": self.place, "config": self.config}
 
     def requirements(self) -> list[str]:
-        """Kernel modules this component needs loaded before any run."""
+        """Kernel modules this component needs loaded before any run: names
+        (modprobe) or paths of built out-of-tree ``.ko`` files (insmod)."""
         return []
 
 

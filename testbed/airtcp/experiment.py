@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import iperf, metadata, result, ss
+from . import iperf, kmod, metadata, result, ss
 from .components import Component
 from .dynamics import Dynamics
 from .errors import AirtcpError, ConfigError
 from .paths import EXPERIMENT_DIR
-from .proc import Background, poll_until, run
+from .proc import Background, poll_until
 from .profile import Profile, load_profile, parse_assignment
 from .scheme import Scheme, Sender, available_schemes, load_scheme, load_sender
 from .tomlfile import check_keys, load_named, text
@@ -207,10 +207,7 @@ def prepare(exp: Experiment) -> None:
         for component in scheme.instantiate():
             needed.update(component.requirements())
     for module in sorted(needed):
-        try:
-            run(["modprobe", module])
-        except AirtcpError:
-            raise AirtcpError(f"cannot load kernel module {module} (needed by this experiment)") from None
+        kmod.load(module)  # a name is modprobe'd, a path to a built .ko insmod'ed
     for _scheme, sender in exp.cases:
         if sender.congestion_control not in _available_cc():
             raise ConfigError(

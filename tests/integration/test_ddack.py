@@ -1,0 +1,256 @@
+"""tcp_ddack on a real kernel: crafted segments against a real socket.
+
+Each test builds two fresh namespaces (tcpdrill.py): the driver sends data
+segments with holes by hand, the receiver's kernel answers with real ACKs,
+and the driver records when each one arrives (kernel timestamps).
+
+Timing tolerance: a held dupack must never leave before d (it may leave up
+to 1 ms "early" against the driver's clock only because the driver reads
+the clock just before its send); it may leave late by scheduling delay of
+the soft-hrtimer softirq, which under QEMU software emulation on a shared
+2-core machine has been seen in the tens of milliseconds.  LATE_S bounds
+that generously so the test checks the mechanism, not the host's load.
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from airtcp import kmod
+from airtcp.netns import Netns
+
+from .tcpdrill import Connection, Drill, Segment, in_netns
+
+EARLY_S = 0.001
+LATE_S = 0.150
+QUIET_S = 0.12  # dupacks sent at once arrive well within this
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ddack_loaded() -> Iterator[None]:
+    loaded_before = kmod.is_loaded("tcp_ddack")
+    kmod.load(kmod.out_of_tree("tcp_ddack"))
+    yield
+    if not loaded_before:
+        subprocess.run(["rmmod", "tcp_ddack"], check=True)
+
+
+def enabled(**knobs: object) -> dict[str, object]:
+    return {"net.tcp_ddack.enabled": 1, **{f"net.tcp_ddack.{k}": v for k, v in knobs.items()}}
+
+
+def dupacks(segments: list[Segment], ack: int) -> list[Segment]:
+    return [s for s in segments if s.pure_ack and s.ack == ack]
+
+
+def open_hole(conn: Connection, first: int, count: int) -> tuple[int, list[float]]:
+    """Segment ``first`` is in order and acked; ``first+1`` is the hole;
+    ``first+2 ..`` arrive out of order.  Returns the hole's ack number and
+    the send times of the out-of-order segments."""
+    conn.send_segment(first)
+    conn.wait_ack(conn.data_seq(first + 1))
+    hole = conn.data_seq(first + 1)
+    sent = [conn.send_segment(first + 2 + i) for i in range(count)]
+    return hole, sent
+
+
+@pytest.mark.parametrize("family", ["4", "6"])
+def test_two_immediate_the_rest_discarded_when_the_hole_fills(family: str) -> None:
+    with Drill(family, enabled(delay_us=400_000)) as drill:
+        conn = drill.connect()
+        before = drill.stats()
+        hole, _ = open_hole(conn, 0, 5)
+        early = dupacks(conn.collect(QUIET_S), hole)
+        assert len(early) == 2, early
+        filled_at = conn.send_segment(1)
+        after_fill = conn.collect(0.6)  # past d: a held dupack would show
+        assert dupacks(after_fill, hole) == []
+        assert [s.ack for s in after_fill if s.pure_ack] == [conn.data_seq(7)]
+        assert after_fill[0].t - filled_at < QUIET_S
+        stats = drill.stats()
+        delta = {k: stats[k] - before[k] for k in stats}
+        assert delta["dupacks"] == 5
+        assert delta["immediate"] == 2
+        assert delta["held"] == 3
+        assert delta["discarded"] == 3
+        assert delta["released"] == 0
+        assert delta["episodes"] == 1 and delta["episodes_filled"] == 1
+        assert stats["entries"] == 1
+        conn.close()
+
+
+@pytest.mark.parametrize("family", ["4", "6"])
+def test_held_dupacks_leave_together_after_d(family: str) -> None:
+    d = 0.2
+    with Drill(family, enabled(delay_us=int(d * 1e6))) as drill:
+        conn = drill.connect()
+        hole, sent = open_hole(conn, 0, 5)
+        seen = dupacks(conn.collect(d + LATE_S + 0.1), hole)
+        assert len(seen) == 5, seen
+        immediate, released = seen[:2], seen[2:]
+        for seg, t_sent in zip(immediate, sent[:2], strict=True):
+            assert seg.t - t_sent < QUIET_S
+        # The first held dupack answers the 3rd out-of-order segment; d
+        # runs from its hold, the later ones go with it.
+        held_from = sent[2]
+        for seg in released:
+            assert seg.t - held_from >= d - EARLY_S, (seg.t - held_from, d)
+            assert seg.t - held_from <= d + LATE_S, (seg.t - held_from, d)
+        assert released[-1].t - released[0].t < 0.01  # one burst
+        stats = drill.stats()
+        assert (stats["held"], stats["released"], stats["episodes_released"]) == (3, 3, 1)
+        # Filling the hole now ends the episode; nothing is left held.
+        conn.send_segment(1)
+        conn.wait_ack(conn.data_seq(7))
+        assert drill.stats()["discarded"] == 0
+        conn.close()
+
+
+def test_pacing_spreads_the_release() -> None:
+    d, pace = 0.1, 0.03
+    with Drill("4", enabled(delay_us=int(d * 1e6), pace_us=int(pace * 1e6))) as drill:
+        conn = drill.connect()
+        hole, sent = open_hole(conn, 0, 5)
+        released = dupacks(conn.collect(d + 2 * pace + LATE_S + 0.1), hole)[2:]
+        assert len(released) == 3
+        assert released[0].t - sent[2] >= d - EARLY_S
+        gaps = [b.t - a.t for a, b in itertools.pairwise(released)]
+        assert all(gap >= pace - EARLY_S for gap in gaps), gaps
+        assert all(gap <= pace + LATE_S for gap in gaps), gaps
+        conn.close()
+
+
+def test_a_namespace_with_the_module_disabled_is_untouched() -> None:
+    # The module is loaded and enabled in a third namespace, but not in
+    # the receiver's: every dupack leaves at once and nothing is counted.
+    other = Netns.create("bs")
+    try:
+        other.set_sysctls(enabled(delay_us=400_000))
+        with Drill("4", {}) as drill:
+            conn = drill.connect()
+            hole, sent = open_hole(conn, 0, 5)
+            seen = dupacks(conn.collect(QUIET_S + 0.3), hole)
+            assert len(seen) == 5
+            assert all(seg.t - t < QUIET_S for seg, t in zip(seen, sent, strict=True))
+            assert all(v == 0 for v in drill.stats().values()), drill.stats()
+            conn.close()
+    finally:
+        other.delete()
+
+
+def test_strip_mode_sends_early_dupacks_without_sack() -> None:
+    with Drill("4", enabled(delay_us=300_000, sack_mode=1)) as drill:
+        conn = drill.connect(sack=True)
+        hole, _ = open_hole(conn, 0, 5)
+        early = dupacks(conn.collect(QUIET_S), hole)
+        assert len(early) == 2 and not any(s.has_sack for s in early), early
+        late = dupacks(conn.collect(0.3 + LATE_S), hole)
+        assert len(late) == 3 and all(s.has_sack for s in late), late
+        assert drill.stats()["sack_stripped"] == 2
+        conn.close()
+
+
+def test_strip_mode_strips_an_ack_that_fills_one_hole_of_two() -> None:
+    with Drill("4", enabled(delay_us=300_000, sack_mode=1)) as drill:
+        conn = drill.connect(sack=True)
+        conn.send_segment(0)
+        conn.wait_ack(conn.data_seq(1))
+        # Holes at 1 and 3; 2, 4, 5, 6 arrive: dupacks 1-2 stripped, 3-4 held.
+        for index in (2, 4, 5, 6):
+            conn.send_segment(index)
+        early = dupacks(conn.collect(QUIET_S), conn.data_seq(1))
+        assert len(early) == 2 and not any(s.has_sack for s in early)
+        # Hole 1 fills: the ACK advances to hole 3 and would SACK 4-6.
+        conn.send_segment(1)
+        partial = conn.wait_ack(conn.data_seq(3))
+        assert partial.pure_ack and not partial.has_sack, partial
+        stats = drill.stats()
+        assert (stats["sack_stripped"], stats["discarded"]) == (3, 2), stats
+        conn.close()
+
+
+def test_keep_mode_leaves_sack_alone_and_hold_mode_holds_from_the_first() -> None:
+    with Drill("4", enabled(delay_us=300_000, sack_mode=0)) as drill:
+        conn = drill.connect(sack=True)
+        hole, _ = open_hole(conn, 0, 3)
+        early = dupacks(conn.collect(QUIET_S), hole)
+        assert len(early) == 2 and all(s.has_sack for s in early)
+        conn.close()
+    with Drill("4", enabled(delay_us=300_000, sack_mode=2)) as drill:
+        conn = drill.connect(sack=True)
+        hole, sent = open_hole(conn, 0, 3)
+        assert dupacks(conn.collect(QUIET_S), hole) == []
+        late = dupacks(conn.collect(0.3 + LATE_S), hole)
+        assert len(late) == 3 and late[0].t - sent[0] >= 0.3 - EARLY_S
+        conn.close()
+
+
+def test_adaptive_d_follows_the_hole_fill_time() -> None:
+    knobs = enabled(delay_us=200_000, adaptive=1, adaptive_pct=90, adaptive_margin_pct=125, delay_min_us=5000)
+    with Drill("4", knobs) as drill:
+        conn = drill.connect()
+        assert read_knob(drill, "delay_current_us") == 200_000  # no sample yet
+        _, sent = open_hole(conn, 0, 3)
+        conn.collect(0.03)
+        conn.send_segment(1)  # the hole fills about 30 ms after it opened
+        conn.wait_ack(conn.data_seq(5))
+        fill = conn.seen[-1].t - sent[0]
+        current = read_knob(drill, "delay_current_us") / 1e6
+        # First sample = the estimate; d = 1.25 x the fill time seen by
+        # the module (from the first dupack to the cumulative ACK).
+        assert current == pytest.approx(1.25 * fill, abs=0.01), (current, fill)
+        assert drill.stats()["adapt_samples"] == 1
+        conn.close()
+
+
+def read_knob(drill: Drill, name: str) -> int:
+    with in_netns(drill.wh.name):
+        return int(Path(f"/proc/sys/net/tcp_ddack/{name}").read_text())
+
+
+BAD_VALUES = [
+    ("enabled", "2"),
+    ("enabled", "-1"),
+    ("delay_us", "10000001"),
+    ("delay_us", "-5"),
+    ("delay_us", "eighty"),
+    ("threshold", "1001"),
+    ("pace_us", "1000001"),
+    ("max_held", "0"),
+    ("max_flows", "0"),
+    ("flow_timeout_s", "0"),
+    ("sack_mode", "3"),
+    ("adaptive", "2"),
+    ("adaptive_pct", "100"),
+    ("adaptive_margin_pct", "99"),
+    ("delay_min_us", "300000"),  # above delay_max_us (200000)
+    ("delay_max_us", "1000"),  # below delay_min_us (5000)
+]
+
+
+def test_bad_knob_values_are_rejected_and_change_nothing() -> None:
+    knobs = Path("/proc/sys/net/tcp_ddack")
+    ns = Netns.create("wh")
+    try:
+        with in_netns(ns.name):
+            for knob, bad in BAD_VALUES:
+                before = (knobs / knob).read_text()
+                with pytest.raises(OSError) as err:
+                    (knobs / knob).write_text(bad)
+                assert err.value.errno == errno.EINVAL, (knob, bad)
+                assert (knobs / knob).read_text() == before, (knob, bad)
+            # Good values are taken; the read-only knob refuses writes.
+            (knobs / "delay_us").write_text("120000")
+            assert (knobs / "delay_current_us").read_text().strip() == "120000"
+            with pytest.raises(OSError):
+                (knobs / "delay_current_us").write_text("1")
+            # Off by default.
+            assert (knobs / "enabled").read_text().strip() == "0"
+    finally:
+        ns.delete()
