@@ -95,6 +95,9 @@ static const struct key_def keys[] = {
 	  "segments retransmitted locally per event at most" },
 	{ "use_sack", K_BOOL, F(use_sack), 0, 0, NULL, "true",
 	  "read the receiver's SACK blocks to find every hole (when the connection negotiated SACK)" },
+	{ "drop_dupacks", K_BOOL, F(drop_dupacks), 0, 0, NULL, "true",
+	  "snoop: drop the dupacks (and hold the partial ACKs) of holes repaired here; false leaves the local "
+	  "retransmissions but lets every ACK through, like a TCP-unaware link layer" },
 	{ "hide_sack", K_BOOL, F(hide_sack), 0, 0, NULL, "true",
 	  "blank the SACK option of forwarded ACKs while every hole is cached here" },
 	{ "discount_copy_dupacks", K_BOOL, F(discount_copy_dupacks), 0, 0, NULL, "true",

@@ -72,6 +72,7 @@ struct pep_config {
 	uint32_t max_burst;
 	bool use_sack;
 	bool hide_sack;
+	bool drop_dupacks;
 	bool discount_copy_dupacks;
 	bool ack_acked_rtx;
 	bool window_clamp;

@@ -819,6 +819,9 @@ static void on_dupack(const struct snoop_policy *pol, struct flow *f, const stru
 	/* a hole given up just now belongs to the sender: let this dupack through */
 	if (handled && h->flags & SEG_NOT_OURS)
 		handled = false;
+	/* the link-layer stand-in: repair here, but the sender sees every dupack */
+	if (!ctx->cfg->drop_dupacks)
+		handled = false;
 	if (handled || ours) {
 		out->verdict = VERDICT_DROP;
 		COUNT(ctx, f, dupacks_dropped, 1);
@@ -858,7 +861,7 @@ static void on_ack(const struct snoop_policy *pol, struct flow *f, const struct 
 			sack_mark(f, p);
 		detect_losses(pol, f, ctx, out, sackm);
 		maybe_hide_sack(f, p, ctx, out, sackm);
-		if (!sackm && pure && s->sender_recovering && partial_ack_ours(f, p->ack)) {
+		if (!sackm && pure && ctx->cfg->drop_dupacks && s->sender_recovering && partial_ack_ours(f, p->ack)) {
 			/*
 			 * A NewReno sender in recovery answers every partial ACK by
 			 * retransmitting the segment it names.  That segment is being

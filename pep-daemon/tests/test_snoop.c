@@ -19,6 +19,17 @@ static const struct step single_loss[] = {
 	END_,
 };
 
+/* drop_dupacks = false: the same local repair, every dupack goes on to the sender */
+static const struct step single_loss_kept[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000),
+	A(40, 1000, FWD, ""),
+	A(42, 1000, FWD, "rtx 1000"),
+	A(43, 1000, FWD, ""),
+	A(44, 1000, FWD, ""),
+	A(85, 5000, FWD, ""),
+	END_,
+};
+
 /*
  * The local retransmission is lost too.  Without SACK a dupack does not
  * say which segment arrived: the timer repairs it.  With SACK the blocks
@@ -66,6 +77,17 @@ static const struct step sack_single[] = {
 	AS(42, 1000, DROP, false, "rtx 1000", 1, { 2000, 3000 }),
 	AS(43, 1000, DROP, false, "", 1, { 2000, 4000 }),
 	AS(44, 1000, DROP, false, "", 1, { 2000, 5000 }),
+	A(85, 5000, FWD, ""),
+	END_,
+};
+
+/* drop_dupacks = false with SACK: repaired from the blocks; dupacks go on (hide_sack still blanks them) */
+static const struct step sack_single_kept[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, FWD, true, "rtx 1000", 1, { 2000, 3000 }),
+	AS(43, 1000, FWD, true, "", 1, { 2000, 4000 }),
+	AS(44, 1000, FWD, true, "", 1, { 2000, 5000 }),
 	A(85, 5000, FWD, ""),
 	END_,
 };
@@ -381,6 +403,11 @@ static void clamp_on(struct pep_config *c)
 	c->rto_min_ns = 1000000000ULL;	/* and no local timer in the way */
 }
 
+static void keep_dupacks(struct pep_config *c)
+{
+	c->drop_dupacks = false;
+}
+
 static void small_cache(struct pep_config *c)
 {
 	c->flow_cache_bytes = 2200;	/* two 1052-byte packets */
@@ -395,6 +422,10 @@ int main(void)
 	run_case("single_loss/wrap", single_loss, 4, false, 0xfffff000u, NULL, "local_rtx=1 dupacks_dropped=3");
 	run_case("lost_rtx", lost_rtx, 4, false, 1000000, NULL, "local_rtx=1 local_rtx_timer=1 dupacks_dropped=6");
 	run_case("lost_rtx_sack", lost_rtx_sack, 4, true, 1000000, NULL, "local_rtx=2 dupacks_dropped=3");
+	run_case("single_loss/keep_dupacks", single_loss_kept, 4, false, 1000000, keep_dupacks,
+		 "local_rtx=1 dupacks_dropped=0 dupacks_forwarded=3");
+	run_case("sack_single/keep_dupacks", sack_single_kept, 4, true, 1000000, keep_dupacks,
+		 "local_rtx=1 dupacks_dropped=0 dupacks_forwarded=3");
 	run_case("two_holes_reno", two_holes_reno, 4, false, 1000000, NULL, "local_rtx=2");
 	run_case("sack_single", sack_single, 4, true, 1000000, NULL, "local_rtx=1 dupacks_dropped=3");
 	run_case("sack_single/ipv6", sack_single, 6, true, 1000000, NULL, "local_rtx=1");

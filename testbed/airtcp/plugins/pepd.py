@@ -60,6 +60,7 @@ SCHEME_KEYS = (
     "rto_max",
     "max_burst",
     "use_sack",
+    "drop_dupacks",
     "hide_sack",
     "discount_copy_dupacks",
     "ack_acked_rtx",
