@@ -55,3 +55,19 @@ def write_profile(directory: Path, name: str, text: str) -> Path:
     path = directory / f"{name}.toml"
     path.write_text(text)
     return path
+
+
+def write_short_lossy_profile(directory: Path, loss: str) -> Path:
+    """A short path for CLI runs: 10 Mbit/s 5 ms wired, 2 Mbit/s 10 ms wireless with this loss."""
+    text = f"""
+description = "short lossy test path ({loss} on the wireless hop)"
+[links.wired]
+rate = "10mbit"
+delay = "5ms"
+[links.wireless]
+rate = "2mbit"
+delay = "10ms"
+loss = "{loss}"
+queue = 40
+"""
+    return write_profile(directory, "fast", text)

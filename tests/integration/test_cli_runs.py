@@ -14,23 +14,11 @@ import pytest
 from airtcp import netns, result
 from airtcp.proc import poll_until
 
-from .conftest import AIRTCP, airtcp, processes, write_profile
-
-FAST_PROFILE = """
-description = "fast test path"
-[links.wired]
-rate = "10mbit"
-delay = "5ms"
-[links.wireless]
-rate = "2mbit"
-delay = "10ms"
-loss = "1%"
-queue = 40
-"""
+from .conftest import AIRTCP, airtcp, processes, write_short_lossy_profile
 
 
 def test_run_writes_a_self_describing_result(tmp_path: Path) -> None:
-    profile = write_profile(tmp_path, "fast", FAST_PROFILE)
+    profile = write_short_lossy_profile(tmp_path, "1%")
     out = tmp_path / "r.json"
     done = airtcp(
         "run", "--profile", str(profile), "--scheme", "stock", "--sender", "cubic,reno-classic",
@@ -68,7 +56,7 @@ def test_run_writes_a_self_describing_result(tmp_path: Path) -> None:
 
 
 def test_a_failing_component_is_recorded_and_cleaned_up(tmp_path: Path) -> None:
-    profile = write_profile(tmp_path, "fast", FAST_PROFILE)
+    profile = write_short_lossy_profile(tmp_path, "1%")
     scheme = tmp_path / "broken.toml"
     scheme.write_text(
         'description = "receiver sysctl that does not exist"\nsenders = ["cubic"]\n'
@@ -84,7 +72,7 @@ def test_a_failing_component_is_recorded_and_cleaned_up(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_leaves_nothing_behind(tmp_path: Path, sig: signal.Signals) -> None:
-    profile = write_profile(tmp_path, "fast", FAST_PROFILE)
+    profile = write_short_lossy_profile(tmp_path, "1%")
     out = tmp_path / "r.json"
     proc = subprocess.Popen(
         [*AIRTCP, "run", "--profile", str(profile), "--scheme", "stock", "--sender", "cubic",

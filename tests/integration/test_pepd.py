@@ -28,7 +28,7 @@ from airtcp.proc import Background, poll_until
 from airtcp.profile import Profile, parse_profile
 from airtcp.topology import Topology
 
-from .conftest import airtcp, write_profile
+from .conftest import airtcp, write_short_lossy_profile
 
 RENO_CLASSIC = {
     "net.ipv4.tcp_sack": 0,
@@ -287,21 +287,8 @@ def test_packet_controller_filters_reordering_dupacks(tmp_path: Path) -> None:
     assert fast_retransmits["pc"] <= fast_retransmits["stock"] + 1, fast_retransmits
 
 
-FAST_PROFILE = """
-description = "short lossy path for the pepd CLI test"
-[links.wired]
-rate = "10mbit"
-delay = "5ms"
-[links.wireless]
-rate = "2mbit"
-delay = "10ms"
-loss = "2%"
-queue = 40
-"""
-
-
 def test_airtcp_run_records_pepd_stats(tmp_path: Path) -> None:
-    prof = write_profile(tmp_path, "fast", FAST_PROFILE)
+    prof = write_short_lossy_profile(tmp_path, "2%")
     out = tmp_path / "r.json"
     done = airtcp(
         "run", "--profile", str(prof), "--scheme", "snoop+2", "--sender", "cubic", "--duration", "4s",
