@@ -40,8 +40,9 @@ static const struct cfg_key keys[] = {
 	  "status_interval (Wong/Leung's RLP)" },
 	{ "delivery", CFG_ENUM, F(delivery), 0, 0, delivery_names, "immediate",
 	  "immediate: each frame goes up on arrival, out of order (non-sequencing); resequence: in link order" },
-	{ "window", CFG_UINT, F(window), 2, 65536, NULL, "64",
-	  "frames outstanding at the sender at most (queued or unacknowledged); not above rx_window" },
+	{ "window", CFG_UINT, F(window), 2, 65536, NULL, "32",
+	  "frames outstanding at the sender at most (queued or unacknowledged); not above rx_window.  This also "
+	  "bounds how many of arqd's data frames wait in the qdisc below it: keep it below the qdisc's limit" },
 	{ "max_rtx", CFG_UINT, F(max_rtx), 0, 255, NULL, "4",
 	  "N2: retransmissions of a frame before it is given up (best effort: the link goes on, TCP recovers it)" },
 	{ "rto_initial", CFG_DURATION, F(rto_initial_ns), 1 * MS, 60 * S_, NULL, "200ms",
@@ -57,13 +58,20 @@ static const struct cfg_key keys[] = {
 	  "0: one packet per frame" },
 	{ "tun_mtu", CFG_UINT, F(tun_mtu), 0, 65535, NULL, "0",
 	  "MTU of the TUN device; 0: 1500 when fragmenting, else the link's MTU minus the frame header" },
-	{ "tun_queue", CFG_UINT, F(tun_queue), 1, 100000, NULL, "40",
+	{ "tun_queue", CFG_UINT, F(tun_queue), 1, 100000, NULL, "16",
 	  "transmit queue of the TUN device, packets: where packets wait (and are dropped, as congestion) while "
 	  "the window is full" },
 	{ "link_queue", CFG_SIZE, F(link_queue), 4096, 1ULL << 30, NULL, "32KiB",
 	  "data frames held by the kernel below arqd (the wireless qdisc) at most, as socket send buffer: "
 	  "link acks and retransmissions only overtake what waits in arqd, so keep it near the link's "
-	  "bandwidth-delay product" },
+	  "bandwidth-delay product (no effect under netem with a delay or rate, which releases the buffer "
+	  "at once: window bounds the qdisc there)" },
+	{ "link_rate", CFG_RATE, F(link_rate), 0, 1000000000000ULL, NULL, "0bit",
+	  "pace frames (data, acks and status alike) at this rate, the radio's: frames then wait in arqd, where "
+	  "acks and retransmissions go first, not in a FIFO below it (needed under netem, which hides the "
+	  "device's queue); 0bit: no pacing, the device's queue and link_queue push back" },
+	{ "link_overhead", CFG_UINT, F(link_overhead), 0, 4096, NULL, "0",
+	  "bytes per frame the pacer adds to frame and Ethernet header (netem's packet overhead, a PHY preamble)" },
 	{ "tx_buffer", CFG_SIZE, F(tx_buffer), 4096, 1ULL << 32, NULL, "4MiB", "payload bytes the sender holds at most" },
 	{ "rx_window", CFG_UINT, F(rx_window), 8, 1u << 20, NULL, "1024",
 	  "receive window, frames: duplicates are recognised within it" },

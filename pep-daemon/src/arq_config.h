@@ -38,6 +38,8 @@ struct arq_config {
 	uint32_t tun_mtu;
 	uint32_t tun_queue;
 	uint64_t link_queue;
+	uint64_t link_rate;	/* bits/s; 0: no pacing */
+	uint32_t link_overhead;
 	uint64_t tx_buffer;
 	uint32_t rx_window;
 	uint64_t rx_buffer;

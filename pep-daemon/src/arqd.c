@@ -8,6 +8,12 @@
  * machines.  So netem on the wireless interface hits data frames and
  * feedback alike, and nothing here ever looks inside an IP packet.
  *
+ * Pacing (link_rate): every frame sent takes its time on a virtual link
+ * of the radio's rate; data frames wait in arqd while that link is more
+ * than two frames ahead of the clock, so the queue is arqd's (ordered:
+ * retransmissions first) and not the qdisc's below (a FIFO).  Acks and
+ * status frames are never held, only counted.
+ *
  * Two packet sockets: data frames go through one whose send buffer is
  * link_queue, so that at most that much waits in the qdisc below (a full
  * buffer makes arqd wait for EPOLLOUT, and link acks and retransmissions,
@@ -272,6 +278,21 @@ static void deliver(void *ctx, const uint8_t *pkt, size_t len)
 		d->cnt.tun_write_errors++;
 }
 
+/* The paced link: time a frame of n bytes occupies it. */
+static uint64_t wire_ns(const struct arqd *d, size_t n)
+{
+	return (uint64_t)((double)(n + ARQ_ETH_HDR_LEN + d->cfg.link_overhead) * 8e9 / (double)d->cfg.link_rate);
+}
+
+static void pace_charge(struct arqd *d, size_t n, uint64_t now)
+{
+	if (!d->cfg.link_rate)
+		return;
+	if (d->pace_next_ns < now)
+		d->pace_next_ns = now;
+	d->pace_next_ns += wire_ns(d, n);
+}
+
 static void send_feedback(void *ctx, const struct arq_frame *f)
 {
 	struct arqd *d = ctx;
@@ -281,6 +302,8 @@ static void send_feedback(void *ctx, const struct arq_frame *f)
 		d->cnt.control_dropped++;
 		return;
 	}
+	/* never held: an ack only takes its share of the paced link */
+	pace_charge(d, n, evloop_now_ns());
 	d->cnt.control_frames_out++;
 	d->cnt.overhead_bytes += n + ARQ_ETH_HDR_LEN;
 	d->cnt.bytes_out += n + ARQ_ETH_HDR_LEN;
@@ -303,7 +326,14 @@ static void pump(struct arqd *d)
 	struct arq_frame f;
 
 	while (!d->out_blocked && !d->retry_at && arq_tx_peek(&d->tx, &f)) {
-		size_t n = arq_frame_build(d->frame, sizeof(d->frame), &f);
+		size_t n;
+
+		if (d->cfg.link_rate && d->pace_next_ns > now + d->pace_burst_ns) {
+			d->cnt.send_paced++;
+			d->retry_at = d->pace_next_ns - d->pace_burst_ns;
+			break;
+		}
+		n = arq_frame_build(d->frame, sizeof(d->frame), &f);
 
 		if (sendto(d->data_fd, d->frame, n, 0, (struct sockaddr *)&d->peer, sizeof(d->peer)) < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -320,6 +350,7 @@ static void pump(struct arqd *d)
 			d->cnt.send_errors++;
 		}
 		arq_tx_sent(&d->tx, now);
+		pace_charge(d, n, now);
 		d->cnt.data_frames_out++;
 		d->cnt.overhead_bytes += n - f.len + ARQ_ETH_HDR_LEN;
 		d->cnt.bytes_out += n + ARQ_ETH_HDR_LEN;
@@ -481,6 +512,8 @@ int arqd_start(struct arqd *d, const struct arq_config *cfg, char *err, size_t e
 		return -1;
 	}
 	d->tx_ok = d->rx_ok = true;
+	if (cfg->link_rate)
+		d->pace_burst_ns = 2 * wire_ns(d, d->link_ifmtu);
 	d->frames_per_packet = arq_tx_frames_for(&d->tx, d->tun_mtu);
 	if (open_tun(d, err, errlen) < 0)
 		return -1;
@@ -544,6 +577,7 @@ void arqd_report(struct arqd *d, struct json_out *j)
 	jo_u64(j, "window", d->cfg.window);
 	jo_u64(j, "max_rtx", d->cfg.max_rtx);
 	jo_u64(j, "link_mtu", d->cfg.link_mtu);
+	jo_u64(j, "link_rate_bps", d->cfg.link_rate);
 	jo_u64(j, "tun_mtu", d->tun_mtu);
 	jo_dbl(j, "uptime_s", (double)(evloop_now_ns() - d->started_ns) / 1e9);
 	jo_obj_end(j);

@@ -30,6 +30,7 @@
 	X(overhead_bytes, "link overhead sent: Ethernet and frame headers of data frames, whole acks and status frames") \
 	X(bytes_out, "bytes sent on the link (Ethernet header included)")                          \
 	X(send_blocked, "data sends deferred: link_queue full (socket send buffer)")               \
+	X(send_paced, "data sends deferred by the pacer (link_rate)")                              \
 	X(send_refused, "data sends refused by the wireless qdisc (full), retried")                \
 	X(send_errors, "data sends that failed otherwise (counted as sent: the ARQ recovers)")     \
 	X(control_dropped, "acks or status frames that could not be sent (feedback is repeated)")  \
@@ -55,6 +56,8 @@ struct arqd {
 	struct sockaddr_ll peer;
 	bool tun_reading, out_blocked;
 	uint64_t retry_at;
+	uint64_t pace_next_ns;	/* when the paced link is free */
+	uint64_t pace_burst_ns;	/* frames may be sent this far ahead of it (two link-MTU frames) */
 	bool rule_installed[2];	/* IPv4, IPv6 */
 	uint64_t started_ns;
 	struct arqd_link_counters cnt;

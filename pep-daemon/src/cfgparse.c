@@ -143,6 +143,32 @@ static bool parse_size(const char *s, uint64_t *bytes)
 	return false;
 }
 
+/* "19.2kbit" -> 19200; unit required (tc's: bit, kbit, mbit, gbit) */
+static bool parse_rate(const char *s, uint64_t *bps)
+{
+	static const struct {
+		const char *suffix;
+		double mult;
+	} units[] = { { "bit", 1 }, { "kbit", 1e3 }, { "mbit", 1e6 }, { "gbit", 1e9 } };
+	char *end;
+	double v;
+	size_t i;
+
+	if (!isdigit((unsigned char)*s) && *s != '.')
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0)
+		return false;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix) == 0 && v * units[i].mult <= 1e15) {
+			*bps = (uint64_t)llround(v * units[i].mult);
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool parse_bool(const char *s, bool *b)
 {
 	static const char *const yes[] = { "true", "yes", "on", "1" };
@@ -227,6 +253,10 @@ static int set_value(const struct cfg_schema *s, void *cfg, const struct cfg_key
 	case CFG_SIZE:
 		if (!parse_size(value, &v))
 			problem = "expected a size in bytes (suffix k, M, G or KiB, MiB, GiB)";
+		break;
+	case CFG_RATE:
+		if (!parse_rate(value, &v))
+			problem = "expected a rate with a unit (bit, kbit, mbit, gbit), e.g. 2mbit";
 		break;
 	case CFG_BOOL: {
 		bool b;
@@ -474,6 +504,8 @@ static const char *type_name(const struct cfg_key *k, char *buf, size_t len)
 	case CFG_UINT_AUTO:
 		snprintf(buf, len, "%llu..%llu|auto", (unsigned long long)k->min, (unsigned long long)k->max);
 		return buf;
+	case CFG_RATE:
+		return "rate";
 	}
 	return "?";
 }
@@ -513,6 +545,9 @@ static void print_value(const struct cfg_schema *s, const void *cfg, const struc
 		break;
 	case CFG_DURATION:
 		fprintf(out, "%gms", (double)v / 1e6);
+		break;
+	case CFG_RATE:
+		fprintf(out, "%llubit", (unsigned long long)v);
 		break;
 	case CFG_BOOL:
 		fprintf(out, "%s", *(const bool *)field ? "true" : "false");

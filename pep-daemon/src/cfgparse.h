@@ -29,6 +29,7 @@ enum cfg_type {
 	CFG_STRING,	/* a path, < CFG_PATH_MAX */
 	CFG_IFACES,	/* comma- or space-separated interface names; count at the schema's ifaces_count_offset */
 	CFG_UINT_AUTO,	/* an int field: min..max, or "auto" (-1) */
+	CFG_RATE,	/* bits per second (uint64): number with unit bit, kbit, mbit or gbit (powers of 1000, as tc) */
 };
 
 #define CFG_AUTO (-1)

@@ -14,7 +14,10 @@ them).  One arqd starts in the base station on its wireless interface,
 one in the wireless host on its end; each routes the hosts behind the
 other end into its TUN device, so S <-> WH traffic crosses the wireless
 veth only as link frames, and the profile's netem on that veth hits data
-frames and link acks alike.  The veth's MTU is raised by arqd's frame
+frames and link acks alike.  Each arqd paces its frames at the profile's
+rate for its direction (``link_rate``, unless the scheme sets it), since
+netem's queue would otherwise hold them in a FIFO where link acks and
+retransmissions cannot overtake new data.  The veth's MTU is raised by arqd's frame
 header so that the TUN devices keep the path's 1500-byte MTU (TCP's MSS
 is the same as without arqd).  Both daemons' ``arqd stats --json`` go
 into the run's ``components.arq`` record, as ``bs`` and ``wh``.
@@ -63,6 +66,8 @@ SCHEME_KEYS = (
     "tun_mtu",
     "tun_queue",
     "link_queue",
+    "link_rate",
+    "link_overhead",
     "tx_buffer",
     "rx_window",
     "rx_buffer",
@@ -145,8 +150,14 @@ class Arq(components.Component):
         wireless = topo.link("wireless")
         routes = plan_routes(topo)
         self.tmpdir = tempfile.mkdtemp(prefix="airtcp-arq-")
-        for role, end, peer in (("bs", wireless.left, wireless.right), ("wh", wireless.right, wireless.left)):
+        ends = (("bs", "down", wireless.left, wireless.right), ("wh", "up", wireless.right, wireless.left))
+        for role, direction, end, peer in ends:
             host = topo.host(role)
+            # netem hides the device's queue: pace at the profile's rate so
+            # that frames wait in arqd, where retransmissions go first
+            # (a scheme's own link_rate, later on the command line, wins).
+            spec = topo.profile.links["wireless"].direction(direction)
+            pacing = ["--link-rate", f"{spec.rate_bps}bit", "--link-overhead", str(spec.overhead_bytes)]
             # Routed packets arrive on the TUN device from addresses routed
             # there too, but a strict reverse-path filter must not see them
             # as spoofed before the rule exists.
@@ -159,6 +170,7 @@ class Arq(components.Component):
                 "--peer-mac", peer.mac,
                 "--routes", ",".join(routes[role]),
                 "--control-socket", self.socks[role],
+                *pacing,
                 *pepd_flags(self.options),
             ]  # fmt: skip
             self.procs[role] = host.spawn(argv, name=f"arqd ({role})")
