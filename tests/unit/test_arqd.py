@@ -85,6 +85,7 @@ def test_bad_values_are_one_line_naming_key_and_value(built: None, tmp_path: Pat
         (["--peer-mac", "02:00:0a"], "peer_mac = 02:00:0a: expected an Ethernet address"),
         (["--window", "2048"], "window = 2048 is larger than rx_window = 1024"),
         (["--link-mtu", "20"], "link_mtu = 20: at least 64 bytes"),
+        (["--link-rate", "2mbps"], "link_rate = 2mbps: expected a rate with a unit (bit, kbit, mbit, gbit)"),
         (["--no-such-thing", "1"], "--no-such-thing: unknown option"),
     ]:
         done = arqd("check", "--link", "wlan0", *args)
@@ -109,6 +110,12 @@ def test_example_config_is_valid_and_documents_every_key(built: None) -> None:
         key = line.split(" = ")[0]
         assert re.search(rf"^#?\s*{re.escape(key)}\s*=", text, re.M), f"{key} missing from arqd.conf.example"
         assert f"``{key}``" in docs, f"{key} missing from Documentation/arq.rst"
+
+
+def test_rates_take_tc_units(built: None) -> None:
+    for value, bits in [("19.2kbit", 19200), ("2mbit", 2000000), ("1gbit", 1000000000), ("0bit", 0)]:
+        done = arqd("check", "--link", "wlan0", "--link-rate", value)
+        assert f"link_rate = {bits}bit" in done.stdout, (value, done.stderr)
 
 
 def test_stats_without_a_daemon_says_which(built: None, tmp_path: Path) -> None:
