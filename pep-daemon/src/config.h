@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Configuration: one table of keys (config.c) drives the file parser, the
- * command-line flags (--key=value for every key), the defaults and the
- * help text, so the three can never disagree.  A bad value is reported as
- * one line naming where it came from, the key and the value.
+ * pepd's configuration: one table of keys (config.c) given to the shared
+ * engine (cfgparse.h), which drives the file parser, the command-line
+ * flags, the defaults and the help text.
  */
 #ifndef PEPD_CONFIG_H
 #define PEPD_CONFIG_H
@@ -13,10 +12,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define PEP_MAX_IFACES 8
-#define PEP_IFNAMSIZ 16
-#define PEP_PATH_MAX 108	/* sun_path */
-#define PEP_ERR_MAX 512
+#include "cfgparse.h"
+
+#define PEP_MAX_IFACES CFG_MAX_IFACES
+#define PEP_IFNAMSIZ CFG_IFNAMSIZ
+#define PEP_PATH_MAX CFG_PATH_MAX
+#define PEP_ERR_MAX CFG_ERR_MAX
 
 enum pep_filter_kind {
 	FILTER_PASSTHROUGH,
@@ -38,7 +39,7 @@ enum pep_forward {
 	FORWARD_ACCEPT,
 };
 
-#define COPIES_AUTO (-1)
+#define COPIES_AUTO CFG_AUTO
 
 struct pep_config {
 	/* the daemon */
@@ -88,6 +89,8 @@ struct pep_config {
 	uint32_t dupack_thresh;
 	uint32_t ack_every_rtx;
 };
+
+extern const struct cfg_schema pepd_schema;
 
 /* Fill every key with its default. */
 void config_defaults(struct pep_config *cfg);

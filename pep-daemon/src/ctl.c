@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "ctl.h"
-#include "daemon.h"
 
 #define DEFAULT_FLOWS_LISTED 64
 
@@ -29,7 +28,7 @@ static int make_parent(const char *path)
 	return 0;
 }
 
-int ctl_listen(const char *path, char *err, size_t errlen)
+int ctl_listen(const char *path, const char *prog, char *err, size_t errlen)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	int fd;
@@ -48,9 +47,9 @@ int ctl_listen(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "control socket: %s", strerror(errno));
 		return -1;
 	}
-	/* a socket file left by a killed pepd: nothing listens on it any more */
+	/* a socket file left by a killed daemon: nothing listens on it any more */
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
-		snprintf(err, errlen, "control_socket = %s: another pepd is running there", path);
+		snprintf(err, errlen, "control_socket = %s: another %s is running there", path, prog);
 		close(fd);
 		return -1;
 	}
@@ -75,7 +74,7 @@ static void write_all(int fd, const char *buf, size_t len)
 	}
 }
 
-void ctl_serve(int listen_fd, struct pepd *d)
+void ctl_serve(int listen_fd, ctl_report_fn report, void *ctx)
 {
 	const struct timeval rcv = { .tv_sec = 0, .tv_usec = 200000 }, snd = { .tv_sec = 1, .tv_usec = 0 };
 	char req[128];
@@ -120,7 +119,7 @@ void ctl_serve(int listen_fd, struct pepd *d)
 		if (arg)
 			flows = strtoul(arg, NULL, 10);
 		jo_init(&j, !json);
-		pepd_report(d, &j, flows > UINT32_MAX ? UINT32_MAX : (uint32_t)flows);
+		report(ctx, &j, flows > UINT32_MAX ? UINT32_MAX : (uint32_t)flows);
 		const char *text = jo_finish(&j);
 
 		write_all(fd, text, strlen(text));
@@ -129,7 +128,7 @@ void ctl_serve(int listen_fd, struct pepd *d)
 	}
 }
 
-int ctl_request(const char *path, const char *request, FILE *out, char *err, size_t errlen)
+int ctl_request(const char *path, const char *request, FILE *out, const char *hint, char *err, size_t errlen)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	char buf[8192];
@@ -143,8 +142,7 @@ int ctl_request(const char *path, const char *request, FILE *out, char *err, siz
 	strcpy(sun.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		snprintf(err, errlen, "%s: %s (is pepd running with this queue / control_socket?)", path,
-			 strerror(errno));
+		snprintf(err, errlen, "%s: %s (%s)", path, strerror(errno), hint);
 		if (fd >= 0)
 			close(fd);
 		return -1;

@@ -2,9 +2,9 @@
 /*
  * NFQUEUE glue and the event loop.
  *
- * One thread, one queue, one epoll set: the netlink socket (packets), a
- * timerfd (the earliest flow timer or the next idle sweep), a signalfd
- * (SIGTERM, SIGINT) and the control socket (pepd stats).  Packets are read
+ * One thread, one queue, the shared event loop (evloop.h): the netlink
+ * socket (packets), its timer (the earliest flow timer or the next idle
+ * sweep), signals and the control socket (pepd stats).  Packets are read
  * until the socket is empty, each is parsed, given to its flow's filter and
  * answered; the verdicts of one round go back in one netlink batch.  Every
  * packet is accepted (or dropped) at once, never held: the cache keeps a
@@ -37,7 +37,6 @@
 #include <libmnl/libmnl.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
 
-#include "ctl.h"
 #include "daemon.h"
 #include "rules.h"
 
@@ -50,10 +49,7 @@
 
 uint64_t pepd_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return evloop_now_ns();
 }
 
 void pepd_ctl_path(const struct pep_config *cfg, char *path, size_t len)
@@ -460,35 +456,41 @@ static void run_timers(struct pepd *d)
 	}
 }
 
-static void arm_timerfd(struct pepd *d)
+/* The earliest flow timer, or the next idle sweep. */
+static uint64_t next_deadline(void *ctx)
 {
+	struct pepd *d = ctx;
 	uint64_t next = flow_timer_next(&d->ft), sweep = pepd_now_ns() + IDLE_SWEEP_NS;
-	struct itimerspec its = { 0 };
 
-	if (!next || next > sweep)
-		next = sweep;
-	its.it_value.tv_sec = (time_t)(next / 1000000000ULL);
-	its.it_value.tv_nsec = (long)(next % 1000000000ULL);
-	timerfd_settime(d->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+	return !next || next > sweep ? sweep : next;
+}
+
+static void tick(void *ctx)
+{
+	run_timers(ctx);
+}
+
+static void on_netlink(void *ctx, uint32_t events)
+{
+	(void)events;
+	read_packets(ctx);
+}
+
+static void report(void *ctx, struct json_out *j, uint32_t max_flows)
+{
+	pepd_report(ctx, j, max_flows);
 }
 
 /* ---------------------------------------------------------------- lifecycle */
 
-static int add_fd(struct pepd *d, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-
-	return epoll_ctl(d->ep_fd, EPOLL_CTL_ADD, fd, &ev);
-}
-
 int pepd_start(struct pepd *d, const struct pep_config *cfg, char *err, size_t errlen)
 {
+	char ctl_path[PEP_PATH_MAX];
 	uint64_t seed = 0;
-	sigset_t mask;
 	int fl;
 
 	memset(d, 0, sizeof(*d));
-	d->ctl_fd = d->timer_fd = d->sig_fd = d->ep_fd = -1;
+	evloop_init(&d->loop);
 	d->inj.fd4 = d->inj.fd6 = -1;
 	d->cfg = *cfg;
 	d->ops = filter_ops(cfg->filter);
@@ -533,21 +535,10 @@ int pepd_start(struct pepd *d, const struct pep_config *cfg, char *err, size_t e
 	fl = fcntl(mnl_socket_get_fd(d->nl), F_GETFL);
 	fcntl(mnl_socket_get_fd(d->nl), F_SETFL, fl | O_NONBLOCK);
 
-	pepd_ctl_path(cfg, d->ctl_path, sizeof(d->ctl_path));
-	d->ctl_fd = ctl_listen(d->ctl_path, err, errlen);
-	if (d->ctl_fd < 0)
+	pepd_ctl_path(cfg, ctl_path, sizeof(ctl_path));
+	if (evloop_open(&d->loop, "pepd", ctl_path, report, d, err, errlen) < 0)
 		return -1;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	d->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	d->ep_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (d->sig_fd < 0 || d->timer_fd < 0 || d->ep_fd < 0 || add_fd(d, mnl_socket_get_fd(d->nl)) < 0 ||
-	    add_fd(d, d->timer_fd) < 0 || add_fd(d, d->sig_fd) < 0 || add_fd(d, d->ctl_fd) < 0) {
+	if (evloop_add(&d->loop, mnl_socket_get_fd(d->nl), EPOLLIN, on_netlink, d) < 0) {
 		snprintf(err, errlen, "event loop set-up: %s", strerror(errno));
 		return -1;
 	}
@@ -563,41 +554,7 @@ int pepd_start(struct pepd *d, const struct pep_config *cfg, char *err, size_t e
 
 int pepd_run(struct pepd *d)
 {
-	struct epoll_event ev[8];
-	int n, i, nlfd = mnl_socket_get_fd(d->nl);
-
-	while (!d->stop) {
-		arm_timerfd(d);
-		n = epoll_wait(d->ep_fd, ev, 8, -1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			fprintf(stderr, "pepd: epoll_wait: %s\n", strerror(errno));
-			return -1;
-		}
-		for (i = 0; i < n; i++) {
-			int fd = ev[i].data.fd;
-
-			if (fd == nlfd) {
-				read_packets(d);
-			} else if (fd == d->timer_fd) {
-				uint64_t ticks;
-
-				if (read(d->timer_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
-					d->stats.netlink_errors++;
-			} else if (fd == d->sig_fd) {
-				struct signalfd_siginfo si;
-
-				while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si))
-					if (si.ssi_signo != SIGHUP)
-						d->stop = true;
-			} else if (fd == d->ctl_fd) {
-				ctl_serve(d->ctl_fd, d);
-			}
-		}
-		run_timers(d);
-	}
-	return 0;
+	return evloop_run(&d->loop, next_deadline, tick, d, "pepd");
 }
 
 void pepd_stop(struct pepd *d)
@@ -610,17 +567,7 @@ void pepd_stop(struct pepd *d)
 		mnl_socket_close(d->nl);
 		d->nl = NULL;
 	}
-	if (d->ctl_fd >= 0) {
-		close(d->ctl_fd);
-		unlink(d->ctl_path);
-	}
-	if (d->timer_fd >= 0)
-		close(d->timer_fd);
-	if (d->sig_fd >= 0)
-		close(d->sig_fd);
-	if (d->ep_fd >= 0)
-		close(d->ep_fd);
-	d->ctl_fd = d->timer_fd = d->sig_fd = d->ep_fd = -1;
+	evloop_close(&d->loop);
 	inject_close(&d->inj);
 	if (d->batch)
 		mnl_nlmsg_batch_stop(d->batch);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "evloop.h"
 #include "filter.h"
 #include "flow.h"
 #include "inject.h"
@@ -42,10 +43,8 @@ struct pepd {
 	uint32_t last_id;
 	bool have_id;
 
-	int ctl_fd, timer_fd, sig_fd, ep_fd;
-	char ctl_path[PEP_PATH_MAX];
+	struct evloop loop;
 	uint64_t started_ns;
-	bool stop;
 	FILE *trace;
 	uint8_t scratch[65536 + 64];
 };

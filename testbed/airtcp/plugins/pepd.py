@@ -86,14 +86,15 @@ STATS_TIMEOUT_S = 10.0
 _checked: dict[tuple[tuple[str, str], ...], str | None] = {}
 
 
-def _value(where: str, key: str, value: object) -> str:
+def option_value(where: str, key: str, value: object, doc: str = "Documentation/pepd.rst") -> str:
+    """A scheme's value for a daemon flag: a number, a word or a boolean, nothing a shell could misread."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float, str)):
         text = str(value)
         if _SAFE_VALUE.match(text):
             return text
-    raise ConfigError(where, key, value, "expected a number, a word or a boolean (see Documentation/pepd.rst)")
+    raise ConfigError(where, key, value, f"expected a number, a word or a boolean (see {doc})")
 
 
 def pepd_flags(options: Mapping[str, str]) -> list[str]:
@@ -104,7 +105,7 @@ def pepd_flags(options: Mapping[str, str]) -> list[str]:
 
 
 def query(path: str, request: str = "stats json 256", timeout: float = STATS_TIMEOUT_S) -> str:
-    """One request on pepd's control socket (no process started: cheap in the VM)."""
+    """One request on pepd's (or arqd's) control socket (no process started: cheap in the VM)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
         sock.connect(path)
@@ -132,7 +133,7 @@ class Pepd(components.Component):
                 raise ConfigError(where, name, value, "set by the testbed (the BS's wireless interface, queue 0)")
             if key not in SCHEME_KEYS:
                 raise ConfigError(where, name, value, f"not a pepd key; known: {', '.join(SCHEME_KEYS)}")
-            options[key] = _value(where, name, value)
+            options[key] = option_value(where, name, value)
         if options.get("filter", "snoop") not in FILTERS:
             raise ConfigError(where, "basestation.pepd.filter", options["filter"], f"expected one of {FILTERS}")
         self.options = options

@@ -1,0 +1,211 @@
+"""arqd at both ends of the wireless link: a TCP-unaware link-layer ARQ.
+
+A scheme switches it on with a table under ``link``::
+
+    [link.arq]
+    feedback = "ack"        # ack (Vaidya99) | status (Wong/Leung's RLP bitmap)
+    delivery = "immediate"  # immediate (non-sequencing) | resequence
+    max_rtx = 4             # N2
+
+Every key except the few the testbed owns (the interfaces, the peers'
+addresses, the routes, the control sockets) is an arqd configuration key
+and goes to both daemons as ``--key value`` (Documentation/arq.rst lists
+them).  One arqd starts in the base station on its wireless interface,
+one in the wireless host on its end; each routes the hosts behind the
+other end into its TUN device, so S <-> WH traffic crosses the wireless
+veth only as link frames, and the profile's netem on that veth hits data
+frames and link acks alike.  Each arqd paces its frames at the profile's
+rate for its direction (``link_rate``, unless the scheme sets it), since
+netem's queue would otherwise hold them in a FIFO where link acks and
+retransmissions cannot overtake new data.  The veth's MTU is raised by arqd's frame
+header so that the TUN devices keep the path's 1500-byte MTU (TCP's MSS
+is the same as without arqd).  Both daemons' ``arqd stats --json`` go
+into the run's ``components.arq`` record, as ``bs`` and ``wh``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import components
+from ..errors import AirtcpError, ConfigError
+from ..paths import PEPD_DIR
+from ..proc import Background, poll_until
+from .pepd import option_value, pepd_flags, query
+
+if TYPE_CHECKING:
+    from ..topology import Endpoint, Topology
+
+ARQD = PEPD_DIR / "build" / "arqd"
+DOC = "Documentation/arq.rst"
+# arqd's frame header: the veth's MTU grows by this much (arq_frame.h, ARQ_HDR_LEN).
+FRAME_HEADER = 16
+PATH_MTU = 1500
+# Keys the testbed sets itself: a scheme cannot move arqd off the wireless hop.
+OWNED_KEYS = ("link", "tun", "peer_mac", "routes", "table", "rule_priority", "control_socket")
+# Every other arqd key a scheme may set (tests/unit/test_arqd.py checks this
+# list against `arqd check`, so it cannot drift from the daemon).
+SCHEME_KEYS = (
+    "feedback",
+    "delivery",
+    "window",
+    "max_rtx",
+    "rto_initial",
+    "rto_min",
+    "rto_max",
+    "status_interval",
+    "link_mtu",
+    "tun_mtu",
+    "tun_queue",
+    "link_queue",
+    "link_rate",
+    "link_overhead",
+    "tx_buffer",
+    "rx_window",
+    "rx_buffer",
+    "reseq_timeout",
+    "reasm_slots",
+    "reasm_timeout",
+)
+READY_DEADLINE_S = 60.0
+# arqd validates each value when it starts; `arqd check` once per configuration
+# catches a typo before any traffic.
+_checked: dict[tuple[tuple[str, str], ...], str | None] = {}
+
+
+def _host_prefixes(end: Endpoint) -> list[str]:
+    return [f"{end.ipv4}/32", f"{end.ipv6}/128"]
+
+
+def _subnets(end: Endpoint) -> list[str]:
+    return [
+        str(ipaddress.ip_interface(f"{end.ipv4}/24").network),
+        str(ipaddress.ip_interface(f"{end.ipv6}/64").network),
+    ]
+
+
+def plan_routes(topo: Topology) -> dict[str, list[str]]:
+    """What each end routes into its TUN device: the BS the wireless host's
+    addresses, the WH every subnet on the fixed side (pure, unit-tested)."""
+    wireless = topo.link("wireless")
+    fixed_side: list[str] = []
+    for link in topo.links:
+        if link.name != "wireless":
+            fixed_side += _subnets(link.left)
+    return {"bs": _host_prefixes(wireless.right), "wh": fixed_side}
+
+
+@components.register("arq")
+class Arq(components.Component):
+    """arqd at the base station and at the wireless host."""
+
+    def __init__(self, place: str, config: object, where: str) -> None:
+        super().__init__(place, config, where)
+        if place != "link":
+            raise ConfigError(where, f"{place}.arq", config, "arqd runs at both ends of the wireless link: link.arq")
+        if not isinstance(config, Mapping):
+            raise ConfigError(where, "link.arq", config, 'expected a table, e.g. feedback = "ack"')
+        options: dict[str, str] = {}
+        for key, value in config.items():
+            name = f"link.arq.{key}"
+            if key in OWNED_KEYS:
+                raise ConfigError(where, name, value, "set by the testbed (the wireless veth's ends, routes, sockets)")
+            if key not in SCHEME_KEYS:
+                raise ConfigError(where, name, value, f"not an arqd key; known: {', '.join(SCHEME_KEYS)}")
+            options[key] = option_value(where, name, value, DOC)
+        self.options = options
+        self._check()
+        self.procs: dict[str, Background] = {}
+        self.socks: dict[str, str] = {}
+        self.tmpdir: str | None = None
+
+    def _check(self) -> None:
+        if not ARQD.exists():
+            return  # not built yet (listing schemes); arqd checks again when it starts
+        key = tuple(sorted(self.options.items()))
+        if key not in _checked:
+            argv = [str(ARQD), "check", "--link", "wlan0", *pepd_flags(self.options)]
+            done = subprocess.run(argv, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
+            lines = done.stderr.strip().splitlines()
+            _checked[key] = None if done.returncode == 0 else (lines[-1] if lines else f"exit {done.returncode}")
+        problem = _checked[key]
+        if problem:
+            raise ConfigError(self.where, "link.arq", dict(self.options), problem.removeprefix("arqd: "))
+
+    def requirements(self) -> list[str]:
+        # built in (the host's kernel) or loaded: /sys/class/misc/tun
+        return [] if Path("/sys/class/misc/tun").exists() else ["tun"]
+
+    def start(self, topo: Topology) -> None:
+        if not ARQD.exists():
+            raise AirtcpError(f"{ARQD} is missing: run `make build` (or `make -C pep-daemon`)")
+        wireless = topo.link("wireless")
+        routes = plan_routes(topo)
+        self.tmpdir = tempfile.mkdtemp(prefix="airtcp-arq-")
+        ends = (("bs", "down", wireless.left, wireless.right), ("wh", "up", wireless.right, wireless.left))
+        for role, direction, end, peer in ends:
+            host = topo.host(role)
+            # netem hides the device's queue: pace at the profile's rate so
+            # that frames wait in arqd, where retransmissions go first
+            # (a scheme's own link_rate, later on the command line, wins).
+            spec = topo.profile.links["wireless"].direction(direction)
+            pacing = ["--link-rate", f"{spec.rate_bps}bit", "--link-overhead", str(spec.overhead_bytes)]
+            # Routed packets arrive on the TUN device from addresses routed
+            # there too, but a strict reverse-path filter must not see them
+            # as spoofed before the rule exists.
+            host.set_sysctls({"net.ipv4.conf.all.rp_filter": 0, "net.ipv4.conf.default.rp_filter": 0})
+            host.ip_batch([["link", "set", "dev", end.dev, "mtu", str(PATH_MTU + FRAME_HEADER)]])
+            self.socks[role] = str(Path(self.tmpdir) / f"arqd-{role}.sock")
+            argv = [
+                str(ARQD),
+                "--link", end.dev,
+                "--peer-mac", peer.mac,
+                "--routes", ",".join(routes[role]),
+                "--control-socket", self.socks[role],
+                *pacing,
+                *pepd_flags(self.options),
+            ]  # fmt: skip
+            self.procs[role] = host.spawn(argv, name=f"arqd ({role})")
+        for role in self.procs:
+            poll_until(f"arqd ({role}) to answer", partial(self._ready, role), deadline_s=READY_DEADLINE_S)
+
+    def _ready(self, role: str) -> bool | None:
+        proc = self.procs[role]
+        if not proc.running():
+            proc.wait(timeout=5)
+            lines = (proc.stderr or proc.stdout).strip().splitlines()
+            raise AirtcpError(f"arqd ({role}) exited at start: {lines[-1] if lines else 'no output'}")
+        try:
+            return True if query(self.socks[role], "ping", timeout=2.0).strip() == "pong" else None
+        except OSError:
+            return None
+
+    def stats(self) -> dict[str, object]:
+        doc: dict[str, object] = {}
+        for role, proc in self.procs.items():
+            if not proc.running():
+                doc[role] = {"error": f"arqd ({role}) was not running at the end of the transfer"}
+                continue
+            try:
+                doc[role] = json.loads(query(self.socks[role], "stats json"))
+            except (OSError, ValueError) as exc:
+                doc[role] = {"error": f"arqd stats: {exc}"}
+        return doc
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            proc.stop()  # SIGTERM: arqd deletes its rules and its TUN device (and so the routes)
+        if self.tmpdir:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            self.tmpdir = None
+
+    def describe(self) -> dict[str, object]:
+        return {**super().describe(), "argv_options": pepd_flags(self.options)}

@@ -1,0 +1,179 @@
+"""arqd without a link: its C unit tests, a fuzz smoke, the CLI, the testbed plugin.
+
+The C tests (tables of frame sequences through the sender and receiver
+state machines back to back, the frame codec) are built with ASan/UBSan by
+pep-daemon's Makefile and run here so that they count in `make test`'s
+summary; the fuzz smoke runs the frame parser and state machines' libFuzzer
+target for a few seconds on its seed corpus.  The daemon itself (TUN,
+packet sockets, routes) runs in tests/integration/test_arq.py.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from airtcp import components
+from airtcp.errors import ConfigError
+from airtcp.paths import PEPD_DIR, SCHEME_DIR
+from airtcp.plugins import arq as plugin
+from airtcp.profile import load_profile
+from airtcp.scheme import available_schemes, load_scheme, parse_scheme
+from airtcp.topology import Topology
+
+ARQD = PEPD_DIR / "build" / "arqd"
+FUZZ_SMOKE_SECONDS = 3
+
+
+def make(*targets: str) -> None:
+    done = subprocess.run(["make", "-s", "-C", str(PEPD_DIR), *targets], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f"make {' '.join(targets)} failed:\n{done.stdout}\n{done.stderr}"
+
+
+@pytest.fixture(scope="module")
+def built() -> None:
+    make("build/arqd", "build/test_arq")
+
+
+def arqd(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(ARQD), *args], capture_output=True, text=True, check=False)
+
+
+def test_c_unit_tests(built: None) -> None:
+    done = subprocess.run([str(PEPD_DIR / "build" / "test_arq")], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    match = re.search(r"(\d+) checks passed", done.stdout)
+    assert match and int(match.group(1)) > 300, done.stdout
+
+
+@pytest.mark.skipif(shutil.which("clang") is None, reason="clang is needed for libFuzzer (make deps installs it)")
+def test_fuzz_smoke(tmp_path: Path) -> None:
+    make("build/fuzz_arq_frame")
+    corpus = PEPD_DIR / "fuzz" / "corpus" / "fuzz_arq_frame"
+    (tmp_path / "corpus").mkdir()
+    argv = [str(PEPD_DIR / "build" / "fuzz_arq_frame"), f"-max_total_time={FUZZ_SMOKE_SECONDS}"]
+    argv += ["-print_final_stats=1", f"-artifact_prefix={tmp_path}/", str(tmp_path / "corpus"), str(corpus)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = re.search(r"stat::number_of_executed_units:\s*(\d+)", done.stderr)
+    assert runs and int(runs.group(1)) > 100, done.stderr[-2000:]
+    assert not list(tmp_path.glob("crash-*")) and not list(tmp_path.glob("leak-*"))
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def test_help_lists_every_key_and_check_dumps_them(built: None) -> None:
+    help_text = arqd("--help").stdout
+    dumped = arqd("check", "--link", "wlan0").stdout
+    keys = [line.split(" = ")[0] for line in dumped.splitlines()]
+    assert len(keys) > 20
+    for key in keys:
+        assert f"--{key.replace('_', '-')}" in help_text, key
+
+
+def test_bad_values_are_one_line_naming_key_and_value(built: None, tmp_path: Path) -> None:
+    for args, expected in [
+        (["--max-rtx", "300"], "--max-rtx: max_rtx = 300: must lie between 0 and 255"),
+        (["--feedback", "nack"], "--feedback: feedback = nack: not one of the choices (see arqd --help)"),
+        (["--rto-min", "5"], "--rto-min: rto_min = 5: expected a duration with a unit (us, ms, s)"),
+        (["--routes", "10.0.0.0/33"], "routes = 10.0.0.0/33: 10.0.0.0/33 is not a prefix like 10.0.0.0/24"),
+        (["--peer-mac", "02:00:0a"], "peer_mac = 02:00:0a: expected an Ethernet address"),
+        (["--window", "2048"], "window = 2048 is larger than rx_window = 1024"),
+        (["--link-mtu", "20"], "link_mtu = 20: at least 64 bytes"),
+        (["--link-rate", "2mbps"], "link_rate = 2mbps: expected a rate with a unit (bit, kbit, mbit, gbit)"),
+        (["--no-such-thing", "1"], "--no-such-thing: unknown option"),
+    ]:
+        done = arqd("check", "--link", "wlan0", *args)
+        assert done.returncode == 2, (args, done.stdout)
+        assert done.stderr.count("\n") == 1 and expected in done.stderr, done.stderr
+    conf = tmp_path / "arqd.conf"
+    conf.write_text("# comment\nlink = wlan0\n\nstatus_interval = 0ms\n")
+    done = arqd("check", "-c", str(conf))
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"arqd: {conf}:4: status_interval = 0ms: must lie between 1ms and 10000ms"
+    done = arqd("check")
+    assert done.returncode == 2 and "link = : missing" in done.stderr
+
+
+def test_example_config_is_valid_and_documents_every_key(built: None) -> None:
+    example = PEPD_DIR / "arqd.conf.example"
+    done = arqd("check", "-c", str(example))
+    assert done.returncode == 0, done.stderr
+    text = example.read_text()
+    docs = (PEPD_DIR.parent / "Documentation" / "arq.rst").read_text()
+    for line in done.stdout.splitlines():
+        key = line.split(" = ")[0]
+        assert re.search(rf"^#?\s*{re.escape(key)}\s*=", text, re.M), f"{key} missing from arqd.conf.example"
+        assert f"``{key}``" in docs, f"{key} missing from Documentation/arq.rst"
+
+
+def test_rates_take_tc_units(built: None) -> None:
+    for value, bits in [("19.2kbit", 19200), ("2mbit", 2000000), ("1gbit", 1000000000), ("0bit", 0)]:
+        done = arqd("check", "--link", "wlan0", "--link-rate", value)
+        assert f"link_rate = {bits}bit" in done.stdout, (value, done.stderr)
+
+
+def test_stats_without_a_daemon_says_which(built: None, tmp_path: Path) -> None:
+    done = arqd("stats", "--control-socket", str(tmp_path / "none.sock"))
+    assert done.returncode == 1 and "is arqd running" in done.stderr
+    assert arqd("stats").returncode == 2
+
+
+# ---------------------------------------------------------------- the testbed plugin
+
+
+def test_plugin_keys_are_exactly_arqds(built: None) -> None:
+    dumped = arqd("check", "--link", "wlan0").stdout
+    keys = {line.split(" = ")[0] for line in dumped.splitlines()}
+    assert keys == set(plugin.SCHEME_KEYS) | set(plugin.OWNED_KEYS)
+
+
+def test_arq_component_is_registered_and_validates(built: None) -> None:
+    assert "arq" in components.known_kinds()
+    (component,) = load_scheme("arq").instantiate()
+    assert isinstance(component, plugin.Arq)
+    assert component.options == {"feedback": "ack", "delivery": "immediate"}
+    kinds = sorted(c.kind for c in load_scheme("arq+ddack").instantiate())
+    assert kinds == ["arq", "tcp_ddack"]
+    ddack = next(c for c in load_scheme("arq+ddack").instantiate() if c.kind == "tcp_ddack")
+    assert ddack.config == {"delay": "80ms", "threshold": 2}
+    assert load_scheme("arq-reseq").instantiate()[0].options["delivery"] == "resequence"  # type: ignore[attr-defined]
+    for config, fragment in [
+        ({"feedback": "nack"}, "feedback = nack: not one of the choices"),
+        ({"routes": "10.0.0.0/8"}, "set by the testbed"),
+        ({"max_rtx": "2; reboot"}, "expected a number, a word or a boolean"),
+        ({"no_such_key": 1}, "not an arqd key"),
+    ]:
+        data = {"description": "d", "senders": ["cubic"], "link": {"arq": config}}
+        with pytest.raises(ConfigError, match=re.escape(fragment)):
+            parse_scheme("t", data, "t.toml")
+    with pytest.raises(ConfigError, match="both ends"):
+        parse_scheme("t", {"description": "d", "senders": ["cubic"], "basestation": {"arq": {}}}, "t.toml")
+
+
+def test_schemes_keep_make_run_short() -> None:
+    for name in ("arq", "arq+ddack", "arq-reseq"):
+        assert name in available_schemes()
+        assert len(load_scheme(name).senders) <= 2
+    # evaluation variants live in a subdirectory that `make run` does not list
+    evals = sorted(p.stem for p in (SCHEME_DIR / "arq-eval").glob("*.toml"))
+    assert evals and not set(evals) & set(available_schemes())
+    for name in evals:
+        scheme = load_scheme(str(SCHEME_DIR / "arq-eval" / f"{name}.toml"))
+        assert "arq" in [c.kind for c in scheme.instantiate()]
+
+
+def test_routes_send_each_end_the_other_sides_hosts() -> None:
+    for profile, fixed in [
+        ("uniform-2m-20ms-3pct", ["10.10.1.0/24", "fd00:10:1::/64"]),
+        ("cdpd-19k2-internet5", ["10.10.0.0/24", "fd00:10::/64", "10.10.1.0/24", "fd00:10:1::/64"]),
+    ]:
+        topo = Topology(load_profile(profile, [], "test"))
+        routes = plugin.plan_routes(topo)
+        assert routes["bs"] == ["10.10.2.2/32", "fd00:10:2::2/128"]
+        assert routes["wh"] == fixed
