@@ -344,37 +344,69 @@ static inline int snack_decode(const u8 *opt, unsigned int len,
 	return SNACK_OK;
 }
 
-/* Held runs the picture positively reports, as [start, end) sequences. */
+/* A held run the picture positively reports: [start, end) sequences. */
 struct snack_run {
 	u32 start;
 	u32 end;
 };
 
+/* Bit i of the vector says block (hole 1 end + i) is held. */
+static inline int snack_held(const struct snack_picture *pic, u32 i)
+{
+	return !(pic->vec[i / 8] & (0x80 >> (i % 8)));
+}
+
+/*
+ * Iterate over the held runs, lowest first: *bit starts at 0; returns 1
+ * and the next run, or 0 at the end.  No storage: a vector of 30 bytes
+ * holds up to 120 runs, too many for a kernel stack.
+ */
+static inline int snack_next_run(const struct snack_picture *pic, u32 ack,
+				 u32 *bit, struct snack_run *run)
+{
+	u32 base = (u32)pic->hole_off + pic->hole_len;
+	u32 bits = 8U * pic->vec_len, i = *bit;
+
+	if (pic->mode != SNACK_MODE_EXP || !pic->unit)
+		return 0;
+	while (i < bits && !snack_held(pic, i))
+		i++;
+	if (i >= bits) {
+		*bit = bits;
+		return 0;
+	}
+	run->start = ack + (base + i) * pic->unit;
+	while (i < bits && snack_held(pic, i))
+		i++;
+	run->end = ack + (base + i) * pic->unit;
+	*bit = i;
+	return 1;
+}
+
+/*
+ * Clip a run to the send window [una, nxt]: 1 if something is left.  A
+ * sender never believes a SACK for data it has not sent or that is
+ * acknowledged already (Linux checks again: tcp_is_sackblock_valid()).
+ */
+static inline int snack_clip(struct snack_run *run, u32 una, u32 nxt)
+{
+	if (snack_before(run->start, una))
+		run->start = una;
+	if (snack_before(nxt, run->end))
+		run->end = nxt;
+	return snack_before(run->start, run->end);
+}
+
+/* Runs into an array, for tests: at most @max, unclipped. */
 static inline unsigned int snack_runs(const struct snack_picture *pic,
 				      u32 ack, struct snack_run *runs,
 				      unsigned int max)
 {
-	u32 base = (u32)pic->hole_off + pic->hole_len, i, n = 0;
-	u32 bits = 8U * pic->vec_len;
-	int in_run = 0;
+	unsigned int n = 0;
+	u32 bit = 0;
 
-	if (pic->mode != SNACK_MODE_EXP || !pic->unit)
-		return 0;
-	for (i = 0; i <= bits; i++) {
-		int held = i < bits &&
-			   !(pic->vec[i / 8] & (0x80 >> (i % 8)));
-
-		if (held && !in_run) {
-			if (n == max)
-				break;
-			runs[n].start = ack + (base + i) * pic->unit;
-			in_run = 1;
-		} else if (!held && in_run) {
-			runs[n].end = ack + (base + i) * pic->unit;
-			n++;
-			in_run = 0;
-		}
-	}
+	while (n < max && snack_next_run(pic, ack, &bit, &runs[n]))
+		n++;
 	return n;
 }
 
@@ -469,6 +501,16 @@ static inline unsigned int snack_copy_others(const u8 *opt, unsigned int optlen,
 	return o;
 }
 
+/* SACK blocks in an option list (0 if none or malformed). */
+static inline unsigned int snack_sack_count(const u8 *opt, unsigned int len)
+{
+	struct snack_optinfo info;
+
+	if (snack_scan(opt, len, &info) || !info.sack_len)
+		return 0;
+	return (info.sack_len - 2) / 8;
+}
+
 static inline unsigned int snack_put_sack(u8 *out, const u8 *blocks,
 					  unsigned int nblocks)
 {
@@ -557,26 +599,42 @@ static inline unsigned int snack_pick(unsigned int nruns, unsigned int max,
 /*
  * Sender: replace our option by SACK blocks.  The ACK's own SACK blocks
  * come first, then the picked runs while they fit (with TS: 3 blocks in
- * all).  Runs must already be checked against the send window by the
- * caller.  Returns the new option length (multiple of 4) or < 0.
+ * all), each clipped to the send window [una, nxt]; runs wholly outside
+ * it are not counted and *clipped says whether any run was cut.  Returns
+ * the new option length (a multiple of 4) or < 0 (SNACK_E_EMPTY: nothing
+ * to add, leave the segment alone).
  */
 static inline int snack_tx_rewrite(const u8 *opt, unsigned int optlen,
-				   const struct snack_run *runs,
-				   unsigned int nruns, u32 rot, u8 *out)
+				   const struct snack_picture *pic, u32 ack,
+				   u32 una, u32 nxt, u32 rot, u8 *out,
+				   int *clipped)
 {
 	u8 blocks[8 * SNACK_MAX_SACK];
 	unsigned int pick[SNACK_MAX_SACK];
 	struct snack_optinfo info;
-	unsigned int o, have, max, n, i;
+	struct snack_run run;
+	unsigned int o, have, max, n, i, valid = 0, idx;
+	u32 bit = 0;
 	int ret;
 
+	*clipped = 0;
 	ret = snack_scan(opt, optlen, &info);
 	if (ret)
 		return ret;
 	if (info.skip)
 		return SNACK_E_SKIP;
-	if (!info.snack_len || !nruns)
-		return SNACK_E_EMPTY;	/* nothing to add: leave it */
+	if (!info.snack_len)
+		return SNACK_E_EMPTY;
+	while (snack_next_run(pic, ack, &bit, &run)) {
+		struct snack_run whole = run;
+
+		if (snack_clip(&run, una, nxt))
+			valid++;
+		if (run.start != whole.start || run.end != whole.end)
+			*clipped = 1;
+	}
+	if (!valid)
+		return SNACK_E_EMPTY;
 	o = snack_copy_others(opt, optlen, &info, out);
 	if (o + 4 + 8 > SNACK_OPT_SPACE)
 		return SNACK_E_NOSPACE;
@@ -588,10 +646,20 @@ static inline int snack_tx_rewrite(const u8 *opt, unsigned int optlen,
 		have = max;
 	if (have)
 		memcpy(blocks, opt + info.sack_off + 2, 8 * have);
-	n = snack_pick(nruns, max - have, rot, pick);
-	for (i = 0; i < n; i++) {
-		snack_put32(blocks + 8 * (have + i), runs[pick[i]].start);
-		snack_put32(blocks + 8 * (have + i) + 4, runs[pick[i]].end);
+	n = snack_pick(valid, max - have, rot, pick);
+	/* Second pass: the picked valid runs, into their slots. */
+	bit = 0;
+	idx = 0;
+	while (snack_next_run(pic, ack, &bit, &run)) {
+		if (!snack_clip(&run, una, nxt))
+			continue;
+		for (i = 0; i < n; i++) {
+			if (pick[i] != idx)
+				continue;
+			snack_put32(blocks + 8 * (have + i), run.start);
+			snack_put32(blocks + 8 * (have + i) + 4, run.end);
+		}
+		idx++;
 	}
 	o += snack_put_sack(out + o, blocks, have + n);
 	return o;

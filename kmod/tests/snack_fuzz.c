@@ -52,6 +52,31 @@ static void check_list(const u8 *out, int len)
 	CHECK(snack_scan(out, len, &info) == SNACK_OK);
 }
 
+/* New SACK blocks (after the ACK's own) lie within [una, nxt]. */
+static void check_blocks(const u8 *out, int len,
+			 const struct snack_optinfo *orig, const u8 *opt,
+			 u32 una, u32 nxt)
+{
+	struct snack_optinfo info;
+	unsigned int have = orig->sack_len ? (orig->sack_len - 2) / 8 : 0;
+	unsigned int i, n;
+
+	CHECK(snack_scan(out, len, &info) == SNACK_OK);
+	CHECK(info.sack_len && !info.snack_len);
+	n = (info.sack_len - 2) / 8;
+	for (i = 0; i < n; i++) {
+		const u8 *b = out + info.sack_off + 2 + 8 * i;
+		u32 s = snack_get32(b), e = snack_get32(b + 4);
+
+		if (i < have) {
+			CHECK(!memcmp(b, opt + orig->sack_off + 2 + 8 * i, 8));
+			continue;
+		}
+		CHECK(!snack_before(s, una) && !snack_before(nxt, e));
+		CHECK(snack_before(s, e));
+	}
+}
+
 static void build(const u8 **p, size_t *n, struct snack_picture *pic,
 		  int *ok, u32 *ack_out)
 {
@@ -79,8 +104,8 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	struct snack_optinfo info;
 	u8 out[SNACK_OUT_BUF], opt[SNACK_OPT_SPACE];
 	unsigned int nruns, i, j, optlen;
-	u32 ack;
-	int ret, ok;
+	u32 ack, una, nxt;
+	int ret, ok, clipped;
 
 	if (size < 1)
 		return 0;
@@ -98,8 +123,13 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 		nruns = snack_runs(&pic, ack, runs, SNACK_MAX_RUNS);
 		for (i = 0; i < nruns; i++)
 			CHECK(snack_before(runs[i].start, runs[i].end));
-		ret = snack_tx_rewrite(opt, optlen, runs, nruns, ack, out);
+		una = ack - (pic.unit & 0xff);
+		nxt = ack + (u32)pic.unit * pic.vec_len * 4;
+		ret = snack_tx_rewrite(opt, optlen, &pic, ack, una, nxt,
+				       ack, out, &clipped);
 		check_list(out, ret);
+		if (ret > 0)
+			check_blocks(out, ret, &info, opt, una, nxt);
 		break;
 	case 1:
 		data++;

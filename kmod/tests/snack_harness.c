@@ -10,7 +10,9 @@
  *   d ACK OPTHEX     decode one option; "unit off len vec|runs s-e ..."
  *   r POLICY ACK UNIT MODE OPTHEX N S1 E1 ..
  *        receiver: rewrite the option list with the built picture
- *   t ROT ACK OPTHEX sender: rewrite the option list, SNACK to SACK
+ *   t ROT ACK UNA NXT OPTHEX
+ *        sender: rewrite the option list, SNACK to SACK within [UNA, NXT];
+ *        a trailing " clipped" if a run was cut to the window
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -76,7 +78,7 @@ static int build(struct snack_picture *pic, u32 ack, u32 unit, u32 maxvec,
 int main(void)
 {
 	char op, text[256];
-	unsigned int ack, unit, maxvec, mode, policy, rot;
+	unsigned int ack, unit, maxvec, mode, policy, rot, una, nxt;
 	struct snack_picture pic;
 	struct snack_run runs[SNACK_MAX_RUNS];
 	u8 in[64], out[SNACK_OUT_BUF];
@@ -112,8 +114,10 @@ int main(void)
 				ret = snack_rx_rewrite(in, n, &pic, policy, out);
 			hex(out, ret);
 		} else if (op == 't' &&
-			   scanf("%u %u %255s", &rot, &ack, text) == 3) {
+			   scanf("%u %u %u %u %255s", &rot, &ack, &una, &nxt,
+				 text) == 5) {
 			struct snack_optinfo info;
+			int clipped = 0;
 
 			n = unhex(text, in, sizeof(in));
 			ret = snack_scan(in, n, &info);
@@ -122,11 +126,16 @@ int main(void)
 			if (!ret)
 				ret = snack_decode(in + info.snack_off,
 						   info.snack_len, &pic);
-			if (!ret) {
-				i = snack_runs(&pic, ack, runs, SNACK_MAX_RUNS);
-				ret = snack_tx_rewrite(in, n, runs, i, rot, out);
+			if (!ret)
+				ret = snack_tx_rewrite(in, n, &pic, ack, una,
+						       nxt, rot, out, &clipped);
+			if (clipped && ret > 0) {
+				for (i = 0; i < (unsigned int)ret; i++)
+					printf("%02x", out[i]);
+				printf(" clipped\n");
+			} else {
+				hex(out, ret);
 			}
-			hex(out, ret);
 		} else {
 			fprintf(stderr, "bad command '%c'\n", op);
 			return 2;
