@@ -109,7 +109,8 @@ RX = [
 ]  # fmt: skip
 
 TX = [
-    # (rotation, ack, options received) -> options handed to TCP
+    # (rotation, ack, options received) -> options handed to TCP; the send
+    # window is wide open here (una = ack, nxt = ack + 2^20), see WINDOW.
     # Highest run, lowest run, then the middle one.
     ((0, 1000, TS + "01fe0b534e0064000000012d"),
      TS + "0101051a" + "000006a400000708" + "0000044c00000514" + "00000578000005dc"),
@@ -144,8 +145,31 @@ def test_receiver_rewrite(harness: Path) -> None:
 
 
 def test_sender_rewrite(harness: Path) -> None:
-    got = run(harness, [f"t {r} {a} {o}" for (r, a, o), _ in TX])
+    got = run(harness, [f"t {r} {a} {a} {(a + 2**20) % 2**32} {o}" for (r, a, o), _ in TX])
     assert got == [want for _, want in TX]
+
+
+WINDOW = [
+    # (una, nxt, options received; ack 1000, held 1100-1300, 1400-1500,
+    # 1700-1800) -> options handed to TCP
+    ((1000, 1800, TS + "01fe0b534e0064000000012d"),
+     TS + "0101051a" + "000006a400000708" + "0000044c00000514" + "00000578000005dc"),
+    # Only 1750 sent: the top run is cut, the rest stands.
+    ((1000, 1750, TS + "01fe0b534e0064000000012d"),
+     TS + "0101051a" + "000006a4000006d6" + "0000044c00000514" + "00000578000005dc clipped"),
+    # Only 1450 sent: two runs left, one of them cut.
+    ((1000, 1450, TS + "01fe0b534e0064000000012d"),
+     TS + "01010512" + "00000578000005aa" + "0000044c00000514 clipped"),
+    # A hostile picture of data never sent: nothing is believed.
+    ((1000, 1100, TS + "01fe0b534e0064000000012d"), "err -5"),
+    # An old ACK whose runs are all acknowledged already.
+    ((5000, 6000, TS + "01fe0b534e0064000000012d"), "err -5"),
+]  # fmt: skip
+
+
+def test_sender_never_believes_outside_the_window(harness: Path) -> None:
+    got = run(harness, [f"t 0 1000 {una} {nxt} {o}" for (una, nxt, o), _ in WINDOW])
+    assert got == [want for _, want in WINDOW]
 
 
 def strip_nops(option: str) -> str:
