@@ -172,7 +172,9 @@ static size_t snacks_get_info(struct sock *sk, u32 ext, int *attr,
 	const struct tcp_sock *tp = tcp_sk(sk);
 	const struct snacks *ca = inet_csk_ca(sk);
 
-	if (ext & (1 << (INET_DIAG_BBRINFO - 1))) {
+	/* ss asks for VEGASINFO only; answer that request too, as BBR does. */
+	if (ext & (1 << (INET_DIAG_BBRINFO - 1)) ||
+	    ext & (1 << (INET_DIAG_VEGASINFO - 1))) {
 		u64 rate = ca->phi ? ca->phi : ca->sigma;
 		u64 bw = (rate * tp->mss_cache) >> SNACKS_RATE_SHIFT;
 
