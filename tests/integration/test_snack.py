@@ -290,10 +290,13 @@ def test_load_unload_under_traffic() -> None:
 
     kmod.load(SNACKS)
     with Topology(LOSSY) as topo:
-        server, client = iperf(topo, 4, "snacks")
+        server, client = iperf(topo, 6, "snacks")
         try:
-            time.sleep(2.5)
-            ss = topo.host("s").run(["ss", "-tin", "dport", "= :5201"])
+            ss = ""
+            deadline = time.monotonic() + 5
+            while "bbr:(bw:" not in ss and time.monotonic() < deadline:
+                time.sleep(0.5)
+                ss = topo.host("s").run(["ss", "-tin"])
             assert "snacks" in ss and "bbr:(bw:" in ss, ss
         finally:
             client.wait(timeout=30)
