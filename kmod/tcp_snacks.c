@@ -196,6 +196,12 @@ static struct tcp_congestion_ops tcp_snacks __read_mostly = {
 	.cwnd_event	= snacks_cwnd_event,
 	.pkts_acked	= snacks_pkts_acked,
 	.get_info	= snacks_get_info,
+	/*
+	 * A research algorithm: selectable by any socket and as the default
+	 * of any namespace (tcp_set_default_congestion_control() refuses a
+	 * restricted one outside init_net), like reno and the boot default.
+	 */
+	.flags		= TCP_CONG_NON_RESTRICTED,
 	.owner		= THIS_MODULE,
 	.name		= "snacks",
 };
