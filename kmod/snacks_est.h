@@ -34,6 +34,7 @@
 
 #define SNACKS_RATE_SHIFT	8
 #define SNACKS_USEC		1000000ULL
+#define SNACKS_ONE_PACKET	256ULL	/* 1 << SNACKS_RATE_SHIFT: b of one packet */
 
 /* pkts * 1e6 / us, fixed point; 0 if the interval is empty. */
 static inline u64 snacks_rate(u64 pkts, u64 us)

@@ -109,10 +109,15 @@ static void snacks_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 
 	/*
 	 * Startup: W_t = sigma t (eq. 6), once two rounds have been seen
-	 * (the first one starts from an idle path and says little).
+	 * (the first one starts from an idle path and says little) and the
+	 * last one showed a backlog of at least a packet.  Before the flow
+	 * reaches the bottleneck there is no backlog, mu of eq. 4 is just
+	 * lambda = W / t, our own rate, and sigma t ~ W would end slow start
+	 * at whatever window it has reached (seen in the first evaluation:
+	 * slow start ended near 10 packets on a 100-packet path).
 	 */
 	if (tcp_in_slow_start(tp) && ca->rounds >= 2 && ca->sigma &&
-	    t != ~0U) {
+	    ca->b_prev >= SNACKS_ONE_PACKET && t != ~0U) {
 		u64 wt = snacks_window(ca->sigma, t);
 
 		tp->snd_ssthresh = clamp_t(u64, wt, 2, tp->snd_cwnd_clamp);

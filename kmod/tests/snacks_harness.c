@@ -14,6 +14,9 @@ typedef uint64_t u64;
 
 #include "../snacks_est.h"
 
+_Static_assert(SNACKS_ONE_PACKET == 1ULL << SNACKS_RATE_SHIFT,
+	       "one packet of backlog in fixed point");
+
 int main(void)
 {
 	unsigned long long w, wa, t, rtt, taw, b;
