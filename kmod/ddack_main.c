@@ -21,6 +21,7 @@
 #include <linux/sysctl.h>
 #include <net/net_namespace.h>
 
+#include "airtcp_pernet.h"
 #include "ddack.h"
 
 unsigned int ddack_net_id __read_mostly;
@@ -56,7 +57,7 @@ static int ddack_one_s_us = USEC_PER_SEC;
 static int ddack_ten_s_us = 10 * USEC_PER_SEC;
 static int ddack_flows_max = 1 << 20;
 
-#define DDACK_CFG(field) ((void *)offsetof(struct ddack_cfg, field))
+#define DDACK_CFG(field) AIRTCP_CFG_OFFSET(struct ddack_cfg, field)
 
 static struct ddack_net *ddack_from_table(const struct ctl_table *table,
 					  size_t offset)
@@ -198,30 +199,11 @@ static const struct ctl_table ddack_sysctl_template[] = {
 
 static int ddack_sysctl_init(struct ddack_net *dn)
 {
-	struct ctl_table *table;
-	int i;
-
-	table = kmemdup(ddack_sysctl_template, sizeof(ddack_sysctl_template),
-			GFP_KERNEL);
-	if (!table)
-		return -ENOMEM;
-	for (i = 0; i < ARRAY_SIZE(ddack_sysctl_template) - 1; i++)
-		table[i].data = (char *)&dn->cfg + (uintptr_t)table[i].data;
-	dn->sysctl = ddack_register_net_sysctl(dn->net, "net/tcp_ddack", table,
-					       ARRAY_SIZE(ddack_sysctl_template) - 1);
-	if (!dn->sysctl) {
-		kfree(table);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static void ddack_sysctl_exit(struct ddack_net *dn)
-{
-	const struct ctl_table *table = dn->sysctl->ctl_table_arg;
-
-	unregister_net_sysctl_table(dn->sysctl);
-	kfree(table);
+	dn->sysctl = airtcp_sysctl_register(dn->net, "net/tcp_ddack",
+					    ddack_sysctl_template,
+					    ARRAY_SIZE(ddack_sysctl_template) - 1,
+					    &dn->cfg);
+	return dn->sysctl ? 0 : -ENOMEM;
 }
 
 /* ---------------------------------------------- /proc/net/stat/tcp_ddack */
@@ -249,64 +231,23 @@ static const char *const ddack_stat_names[DDACK_STAT_MAX] = {
 	[DDACK_STAT_ERRORS]		= "errors",
 };
 
-static void *ddack_cpu_next(struct seq_file *seq, loff_t *pos)
+static u64 __percpu *ddack_counters(const struct net *net)
 {
-	struct ddack_net *dn = ddack_pernet(seq_file_net(seq));
-	int cpu;
-
-	for (cpu = *pos - 1; cpu < nr_cpu_ids; cpu++) {
-		if (!cpu_possible(cpu))
-			continue;
-		*pos = cpu + 1;
-		return per_cpu_ptr(dn->stats, cpu);
-	}
-	(*pos)++;
-	return NULL;
+	return (u64 __percpu *)ddack_pernet(net)->stats;
 }
 
-static void *ddack_seq_start(struct seq_file *seq, loff_t *pos)
+static unsigned int ddack_entries(const struct net *net)
 {
-	if (*pos == 0)
-		return SEQ_START_TOKEN;
-	return ddack_cpu_next(seq, pos);
-}
-
-static void *ddack_seq_next(struct seq_file *seq, void *v, loff_t *pos)
-{
-	(*pos)++;
-	return ddack_cpu_next(seq, pos);
-}
-
-static void ddack_seq_stop(struct seq_file *seq, void *v)
-{
+	return atomic_read(&ddack_pernet(net)->table->count);
 }
 
 /* The lnstat format of /proc/net/stat/: a header, one hex row per CPU. */
-static int ddack_seq_show(struct seq_file *seq, void *v)
-{
-	struct ddack_net *dn = ddack_pernet(seq_file_net(seq));
-	const struct ddack_stats *stats = v;
-	int i;
-
-	if (v == SEQ_START_TOKEN) {
-		seq_puts(seq, "entries");
-		for (i = 0; i < DDACK_STAT_MAX; i++)
-			seq_printf(seq, " %s", ddack_stat_names[i]);
-		seq_putc(seq, '\n');
-		return 0;
-	}
-	seq_printf(seq, "%08x", atomic_read(&dn->table->count));
-	for (i = 0; i < DDACK_STAT_MAX; i++)
-		seq_printf(seq, " %08llx", READ_ONCE(stats->count[i]));
-	seq_putc(seq, '\n');
-	return 0;
-}
-
-static const struct seq_operations ddack_seq_ops = {
-	.start	= ddack_seq_start,
-	.next	= ddack_seq_next,
-	.stop	= ddack_seq_stop,
-	.show	= ddack_seq_show,
+static const struct airtcp_stat_desc ddack_stat_desc = {
+	.names		= ddack_stat_names,
+	.n		= DDACK_STAT_MAX,
+	.gauge_name	= "entries",
+	.counters	= ddack_counters,
+	.gauge		= ddack_entries,
 };
 
 /* ------------------------------------------------------- per namespace */
@@ -332,15 +273,13 @@ static int __net_init ddack_net_init(struct net *net)
 	ret = ddack_sysctl_init(dn);
 	if (ret)
 		goto err_sysctl;
-	if (!proc_create_net("tcp_ddack", 0444, net->proc_net_stat,
-			     &ddack_seq_ops, sizeof(struct seq_net_private))) {
-		ret = -ENOMEM;
+	ret = airtcp_stat_create(net, "tcp_ddack", &ddack_stat_desc);
+	if (ret)
 		goto err_proc;
-	}
 	return 0;
 
 err_proc:
-	ddack_sysctl_exit(dn);
+	airtcp_sysctl_unregister(dn->sysctl);
 err_sysctl:
 	kvfree(dn->table);
 err_table:
@@ -371,8 +310,8 @@ static void __net_exit ddack_net_exit(struct net *net)
 	 * is held.  A dying namespace has lost its devices: free it.
 	 */
 	ddack_table_flush(dn, check_net(net));
-	remove_proc_entry("tcp_ddack", net->proc_net_stat);
-	ddack_sysctl_exit(dn);
+	airtcp_stat_remove(net, "tcp_ddack");
+	airtcp_sysctl_unregister(dn->sysctl);
 	kvfree(dn->table);
 	free_percpu(dn->stats);
 }

@@ -45,3 +45,21 @@ def load(requirement: str) -> None:
         run(argv)
     except AirtcpError as exc:
         raise AirtcpError(f"cannot load kernel module {requirement} (needed by this experiment): {exc}") from None
+
+
+def parse_lnstat(text: str, path: str, gauges: tuple[str, ...] = ()) -> dict[str, int]:
+    """A /proc/net/stat/ file of our modules (lnstat format: a header, one
+    hex row per CPU) summed over CPUs; ``gauges`` are the same on every
+    row (a level, not a count) and are taken as they are."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        raise AirtcpError(f"{path} is empty")
+    names = lines[0].split()
+    totals = dict.fromkeys(names, 0)
+    for line in lines[1:]:
+        values = line.split()
+        if len(values) != len(names):
+            raise AirtcpError(f"{path}: row {line!r} does not match the header {lines[0]!r}")
+        for name, value in zip(names, values, strict=True):
+            totals[name] = int(value, 16) if name in gauges else totals[name] + int(value, 16)
+    return totals

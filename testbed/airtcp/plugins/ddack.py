@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from .. import kmod
 from ..components import Component, register
-from ..errors import AirtcpError, ConfigError
+from ..errors import ConfigError
 from ..tomlfile import check_keys
 from ..units import parse_count, parse_duration
 
@@ -120,18 +120,7 @@ def ddack_sysctls(where: str, place: str, config: object) -> dict[str, str]:
 def parse_stat(text: str) -> dict[str, int]:
     """/proc/net/stat/tcp_ddack (lnstat format: header, one hex row per CPU)
     summed over CPUs; ``entries`` (flows tracked now) is a gauge."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    if not lines:
-        raise AirtcpError(f"{STAT_FILE} is empty")
-    names = lines[0].split()
-    totals = dict.fromkeys(names, 0)
-    for line in lines[1:]:
-        values = line.split()
-        if len(values) != len(names):
-            raise AirtcpError(f"{STAT_FILE}: row {line!r} does not match the header {lines[0]!r}")
-        for name, value in zip(names, values, strict=True):
-            totals[name] = int(value, 16) if name == "entries" else totals[name] + int(value, 16)
-    return totals
+    return kmod.parse_lnstat(text, STAT_FILE, gauges=("entries",))
 
 
 @register(MODULE)

@@ -1,0 +1,132 @@
+"""``tcp_snack`` and ``tcp_snacks``: SNACK (kmod/tcp_snack.ko) and SNACK-S
+(kmod/tcp_snacks.ko), Cheng & Lin §IV.
+
+SNACK needs both ends: the receiver writes the option from its
+out-of-order queue, the sender turns it into SACK blocks its own TCP acts
+on.  A scheme switches each half on at its host::
+
+    [receiver.tcp_snack]
+    mode = "exp"          # exp: kind 254 + ExID (default) | scps: kind 21
+    sack_policy = "trim"  # keep | trim | replace: what gives way to SNACK
+    max_vec = 30          # bit-vector bytes at most (0-30)
+    comp_sack = false     # keep the kernel's SACK compression?
+
+    [sender.tcp_snack]    # act on SNACK (no settings)
+
+    [sender.tcp_snacks]   # load the SNACK-S congestion control; the
+                          # sender file picks it (congestion_control = "snacks")
+
+The knobs are per network namespace (net.tcp_snack.*): only the host the
+component sits on changes.  The kernel's SACK compression
+(net.ipv4.tcp_comp_sack_nr) is switched off at the receiver unless
+``comp_sack = true``, so that, as in the paper, every out-of-order
+arrival is answered by an ACK carrying the receiver's whole picture.
+Documentation/snack.rst describes the option and the counters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from .. import kmod
+from ..components import Component, register
+from ..errors import ConfigError
+from ..tomlfile import check_keys
+from ..units import parse_count
+
+if TYPE_CHECKING:
+    from ..netns import Netns
+    from ..topology import Topology
+
+MODULE = "tcp_snack"
+CC_MODULE = "tcp_snacks"
+STAT_FILE = "/proc/net/stat/tcp_snack"
+RECEIVER_KEYS = ("mode", "sack_policy", "max_vec", "comp_sack")
+MODES = {"exp": 0, "scps": 1}
+SACK_POLICIES = {"keep": 0, "trim": 1, "replace": 2}
+MAX_VEC = 30
+
+
+def _choice(where: str, key: str, value: object, choices: Mapping[str, int]) -> int:
+    if not isinstance(value, str) or value not in choices:
+        raise ConfigError(where, key, value, f"expected one of {', '.join(choices)}")
+    return choices[value]
+
+
+def snack_sysctls(where: str, place: str, config: object) -> dict[str, str]:
+    """The sysctls that switch on the half of SNACK at ``place`` (pure).
+
+    The switch (``receiver`` or ``sender``) comes last, after the knobs.
+    """
+    key = f"{place}.{MODULE}"
+    if not isinstance(config, Mapping):
+        raise ConfigError(where, key, config, "expected a table of tcp_snack settings")
+    if place == "sender":
+        check_keys(where, key + ".", config, ())
+        return {"net.tcp_snack.sender": "1"}
+    check_keys(where, key + ".", config, RECEIVER_KEYS)
+    knobs = {
+        "mode": _choice(where, key + ".mode", config.get("mode", "exp"), MODES),
+        "sack_policy": _choice(where, key + ".sack_policy", config.get("sack_policy", "trim"), SACK_POLICIES),
+    }
+    max_vec = parse_count(where, key + ".max_vec", config.get("max_vec", MAX_VEC), minimum=0)
+    if max_vec > MAX_VEC:
+        raise ConfigError(where, key + ".max_vec", max_vec, f"expected 0 to {MAX_VEC}")
+    knobs["max_vec"] = max_vec
+    knobs["receiver"] = 1
+    sysctls = {f"net.tcp_snack.{name}": str(value) for name, value in knobs.items()}
+    comp_sack = config.get("comp_sack", False)
+    if not isinstance(comp_sack, bool):
+        raise ConfigError(where, key + ".comp_sack", comp_sack, "expected true or false")
+    if not comp_sack:
+        sysctls = {"net.ipv4.tcp_comp_sack_nr": "0", **sysctls}
+    return sysctls
+
+
+def parse_stat(text: str) -> dict[str, int]:
+    """/proc/net/stat/tcp_snack summed over CPUs (every column a count)."""
+    return kmod.parse_lnstat(text, STAT_FILE)
+
+
+@register(MODULE)
+class TcpSnack(Component):
+    """One half of SNACK: ``receiver`` writes it, ``sender`` acts on it."""
+
+    def __init__(self, place: str, config: object, where: str) -> None:
+        super().__init__(place, config, where)
+        if place not in ("sender", "receiver"):
+            raise ConfigError(where, f"{place}.{MODULE}", config, "tcp_snack runs at [sender] or [receiver]")
+        self.sysctls = snack_sysctls(where, place, config)
+        self.host: Netns | None = None
+
+    def requirements(self) -> list[str]:
+        return [kmod.out_of_tree(MODULE)]
+
+    def start(self, topo: Topology) -> None:
+        self.host = topo.host(self.role)
+        self.host.set_sysctls(self.sysctls)
+
+    def stats(self) -> dict[str, object]:
+        if self.host is None:
+            return {}
+        return dict(parse_stat(self.host.run(["cat", STAT_FILE])))
+
+
+@register(CC_MODULE)
+class TcpSnacks(Component):
+    """Loads the SNACK-S congestion control; the sender file selects it."""
+
+    def __init__(self, place: str, config: object, where: str) -> None:
+        super().__init__(place, config, where)
+        if place != "sender":
+            raise ConfigError(where, f"{place}.{CC_MODULE}", config, "tcp_snacks is the sender's: [sender]")
+        if not isinstance(config, Mapping):
+            raise ConfigError(where, f"{place}.{CC_MODULE}", config, "expected an empty table")
+        check_keys(where, f"{place}.{CC_MODULE}.", config, ())
+
+    def requirements(self) -> list[str]:
+        return [kmod.out_of_tree(CC_MODULE)]
+
+    def start(self, topo: Topology) -> None:
+        """Nothing to switch: `iperf3 -C snacks` picks it per connection."""

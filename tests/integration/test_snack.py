@@ -1,0 +1,309 @@
+"""tcp_snack and tcp_snacks on a real kernel.
+
+Receiver half: crafted out-of-order queues against a real socket
+(tcpdrill.py), and the exact option bytes the kernel's ACKs then carry,
+with the checksum checked with transmit checksum offload on (the ACK
+crosses the veth with a partial sum: only the pseudo-header) and off (a
+full sum).  Sender half: crafted ACKs into a real sending socket -
+malformed, outside the send window, SCPS-form and good SNACKs - and the
+retransmission a good one triggers before any timer could.  Then real
+transfers: a peer without the sender half ignores the option, and both
+modules are loaded and unloaded under iperf3 traffic with dmesg clean.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import struct
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from airtcp import kmod
+from airtcp.plugins.snack import parse_stat
+from airtcp.proc import Background
+from airtcp.profile import parse_profile
+from airtcp.topology import Topology
+
+from .tcpdrill import PACKET_OUTGOING, TCP_ACK, TCP_PSH, Connection, Drill, _csum, in_netns
+
+MSS = 1000
+SNACK = kmod.out_of_tree("tcp_snack")
+SNACKS = kmod.out_of_tree("tcp_snacks")
+BAD_KERNEL_LOG = ("WARNING", "BUG", "Oops", "general protection", "refcount_t", "list_del corruption",
+                  "use-after-free", "unregister_netdevice: waiting", "stack-protector", "RIP:")  # fmt: skip
+
+
+@pytest.fixture(scope="module", autouse=True)
+def snack_loaded() -> Iterator[None]:
+    loaded_before = kmod.is_loaded("tcp_snack")
+    kmod.load(SNACK)
+    yield
+    if not loaded_before and kmod.is_loaded("tcp_snack"):
+        subprocess.run(["rmmod", "tcp_snack"], check=True)
+
+
+def stats(drill: Drill) -> dict[str, int]:
+    with in_netns(drill.wh.name), open("/proc/net/stat/tcp_snack") as f:
+        return parse_stat(f.read())
+
+
+def seq(conn: Connection, index: int) -> int:
+    """Sequence number of MSS-sized segment ``index`` of the driver."""
+    return (conn.isn + 1 + MSS * index) & 0xFFFFFFFF
+
+
+def send(conn: Connection, index: int) -> float:
+    return conn._send(conn._frame(seq(conn, index), TCP_ACK | TCP_PSH, bytes(MSS)))
+
+
+def frames(conn: Connection, duration: float) -> list[tuple[float, bytes, bytes]]:
+    """(time, pseudo-header, TCP segment) of every frame the receiver sends."""
+    raw = conn.drill.raw
+    assert raw is not None
+    got: list[tuple[float, bytes, bytes]] = []
+    end = time.monotonic() + duration
+    while (left := end - time.monotonic()) > 0:
+        if not select.select([raw], [], [], left)[0]:
+            continue
+        frame, _anc, _flags, addr = raw.recvmsg(4096, 64)
+        if addr[2] == PACKET_OUTGOING:
+            continue
+        ethertype = struct.unpack("!H", frame[12:14])[0]
+        if ethertype == 0x0800 and conn.drill.family == "4" and frame[23] == socket.IPPROTO_TCP:
+            ihl = (frame[14] & 0x0F) * 4
+            tcp = frame[14 + ihl : 14 + struct.unpack("!H", frame[16:18])[0]]
+            pseudo = frame[26:34] + struct.pack("!BBH", 0, socket.IPPROTO_TCP, len(tcp))
+        elif ethertype == 0x86DD and conn.drill.family == "6" and frame[20] == socket.IPPROTO_TCP:
+            tcp = frame[54 : 54 + struct.unpack("!H", frame[18:20])[0]]
+            pseudo = frame[22:54] + struct.pack("!I3xB", len(tcp), socket.IPPROTO_TCP)
+        else:
+            continue
+        if struct.unpack("!HH", tcp[:4]) == (5555, conn.sport):
+            got.append((time.monotonic(), pseudo, tcp))
+    return got
+
+
+def options(tcp: bytes) -> bytes:
+    return tcp[20 : (tcp[12] >> 4) * 4]
+
+
+def block(conn: Connection, first: int, last: int) -> str:
+    return f"{seq(conn, first):08x}{seq(conn, last + 1):08x}"
+
+
+@pytest.mark.parametrize("offload", ["on", "off"])
+@pytest.mark.parametrize("family", ["4", "6"])
+def test_golden_options_from_the_out_of_order_queue(family: str, offload: str) -> None:
+    """Segments 2, 4, 5 and 7 arrive with 1 missing: the four dupacks carry
+    the kernel's SACK blocks and a SNACK of the whole queue each time."""
+    with Drill(family, {"net.tcp_snack.receiver": 1}) as drill:
+        if offload == "off":
+            drill.wh.run(["ethtool", "-K", "to-s", "tx", "off"])
+        conn = drill.connect(sack=True)
+        before = stats(drill)
+        send(conn, 0)
+        conn.wait_ack(seq(conn, 1))  # also sets the receiver's rcv_mss to 1000
+        for i in (2, 4, 5, 7):
+            send(conn, i)
+            time.sleep(0.02)
+        acks = [(p, t) for _, p, t in frames(conn, 0.3) if struct.unpack("!I", t[8:12])[0] == seq(conn, 1)]
+        snack = "01fe0b534e03e8" + "00000001"  # NOP, kind 254, len 11, ExID "SN", unit 1000, hole 1 = 1 block
+        want = [
+            "0101050a" + block(conn, 2, 2) + snack + "7f",
+            "01010512" + block(conn, 4, 4) + block(conn, 2, 2) + snack + "5f",
+            "01010512" + block(conn, 4, 5) + block(conn, 2, 2) + snack + "4f",
+            "0101051a" + block(conn, 7, 7) + block(conn, 4, 5) + block(conn, 2, 2) + snack + "4b",
+        ]
+        assert [options(t).hex() for _, t in acks] == want
+        for pseudo, tcp in acks:
+            if offload == "off":
+                assert _csum(pseudo + tcp) == 0, "full checksum wrong"
+            else:  # CHECKSUM_PARTIAL: the field holds the pseudo-header sum
+                assert struct.unpack("!H", tcp[16:18])[0] == ~_csum(pseudo) & 0xFFFF
+        delta = {k: v - before[k] for k, v in stats(drill).items()}
+        assert delta["ooo_acks"] == 4 and delta["written"] == 4, delta
+        # Filling the hole: no more out-of-order data, no more SNACK.
+        send(conn, 1)
+        send(conn, 3)
+        send(conn, 6)
+        after = [t for _, _, t in frames(conn, 0.3)]
+        assert after and b"\xfe\x0b\x53\x4e" not in options(after[-1])
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("knobs", "tail"),
+    [
+        ({"net.tcp_snack.mode": 1}, "0101051a{b7}{b45}{b2}0101150600000001"),  # SCPS-TP kind 21
+        ({"net.tcp_snack.sack_policy": 2}, "01fe0b534e03e8000000014b"),  # SNACK alone
+        ({"net.tcp_snack.max_vec": 0}, "0101051a{b7}{b45}{b2}0101fe0a534e03e800000001"),  # hole 1 only
+    ],
+)
+def test_modes_and_policies(knobs: dict[str, object], tail: str) -> None:
+    with Drill("4", {**knobs, "net.tcp_snack.receiver": 1}) as drill:
+        conn = drill.connect(sack=True)
+        send(conn, 0)
+        conn.wait_ack(seq(conn, 1))
+        for i in (2, 4, 5, 7):
+            send(conn, i)
+            time.sleep(0.02)
+        acks = [t for _, _, t in frames(conn, 0.3) if struct.unpack("!I", t[8:12])[0] == seq(conn, 1)]
+        want = tail.format(b7=block(conn, 7, 7), b45=block(conn, 4, 5), b2=block(conn, 2, 2))
+        assert options(acks[-1]).hex() == want
+        conn.close()
+
+
+def snack_ack(conn: Connection, option: bytes) -> float:
+    """A pure ACK from the driver acknowledging nothing new, with ``option``."""
+    return conn._send(conn._frame((conn.isn + 1) & 0xFFFFFFFF, TCP_ACK, options=b"\x01" + option))
+
+
+def first_retransmission(conn: Connection, base: int, sent_at: float, wait: float) -> float | None:
+    """When the receiver's socket sent ``base`` again (monotonic), if it did."""
+    for t, _, tcp in frames(conn, wait):
+        if struct.unpack("!I", tcp[4:8])[0] == base and len(tcp) > (tcp[12] >> 4) * 4 and t > sent_at:
+            return t
+    return None
+
+
+@pytest.mark.parametrize("sender_half", [1, 0])
+def test_sender_acts_only_on_believable_snacks(sender_half: int) -> None:
+    """The wh socket sends three segments that the driver never acks.
+    Malformed, off-window and SCPS SNACKs change nothing; a good one says
+    segment 1 is held, which becomes a SACK block: the sender repairs
+    segment 0 at once, long before its 200 ms minimum RTO.  Without the
+    sender half the option is ignored and only the RTO repairs it."""
+    with Drill("4", {"net.tcp_snack.sender": sender_half}) as drill:
+        conn = drill.connect(sack=True)
+        assert conn.accepted is not None
+        base = conn.rcv_nxt
+        data_at = time.monotonic()
+        conn.accepted.send(bytes(3 * MSS))
+        seen = frames(conn, 0.05)
+        assert len([t for _, _, t in seen if len(t) > 20]) >= 3, "the wh socket sent less than 3 segments"
+        before = stats(drill)
+        snack_ack(conn, bytes.fromhex("fe0b534e0000000000017f"))  # unit 0: malformed
+        snack_ack(conn, bytes.fromhex("fe0b534e03e8000000057f"))  # held beyond snd_nxt
+        snack_ack(conn, bytes.fromhex("150600000001"))  # SCPS: nothing to act on
+        good_at = snack_ack(conn, bytes.fromhex("fe0b534e03e8000000017f"))  # segment 1 held
+        retrans = first_retransmission(conn, base, data_at, 0.6)
+        delta = {k: v - before[k] for k, v in stats(drill).items()}
+        if sender_half:
+            assert delta["seen"] == 4 and delta["malformed"] == 1 and delta["scps_ignored"] == 1, delta
+            assert delta["out_of_window"] == 1 and delta["acted"] == 1 and delta["sack_added"] == 1, delta
+            assert retrans is not None and retrans - data_at < 0.18, (retrans, data_at, good_at)
+        else:
+            assert delta["seen"] == 0, delta
+            assert retrans is None or retrans - data_at >= 0.2, (retrans, data_at)
+        conn.close()
+
+
+LOSSY = parse_profile(
+    "lossy",
+    {
+        "description": "lossy link for the SNACK transfer tests",
+        "links": {
+            "wired": {"rate": "50mbit", "delay": "2ms"},
+            "wireless": {"rate": "10mbit", "delay": "5ms", "loss": "2%", "queue": 100},
+        },
+    },
+    "test_snack.py",
+)
+
+
+def ns_stats(ns: str) -> dict[str, int]:
+    with in_netns(ns):
+        return parse_stat(Path("/proc/net/stat/tcp_snack").read_text())
+
+
+def knobs(ns: str, values: dict[str, int]) -> None:
+    with in_netns(ns):
+        for name, value in values.items():
+            Path(f"/proc/sys/net/tcp_snack/{name}").write_text(str(value))
+
+
+def iperf(topo: Topology, seconds: int, cc: str) -> tuple[Background, Background]:
+    server = topo.host("wh").spawn(["iperf3", "-s", "-1"], name="iperf3 server")
+    time.sleep(0.5)
+    client = topo.host("s").spawn(
+        ["iperf3", "-c", topo.address("wh"), "-t", str(seconds), "-C", cc], name="iperf3 client"
+    )
+    return server, client
+
+
+def test_a_peer_without_the_sender_half_ignores_the_option() -> None:
+    with Topology(LOSSY) as topo:
+        wh, s = topo.host("wh"), topo.host("s")
+        wh.set_sysctls({"net.ipv4.tcp_comp_sack_nr": 0, "net.tcp_snack.receiver": 1})
+        server = wh.spawn(["iperf3", "-s", "-1"], name="iperf3 server")
+        time.sleep(0.5)
+        out = s.run(["iperf3", "-c", topo.address("wh"), "-t", "4", "-C", "reno"])
+        server.stop()
+        assert "receiver" in out
+        rx = ns_stats(wh.name)
+        tx = ns_stats(s.name)
+        assert rx["written"] > 0, rx
+        assert tx["seen"] == 0, tx  # the sender's half is off: its TCP skipped the option
+
+
+def test_load_unload_under_traffic() -> None:
+    """Both halves on, 8 rounds of insmod/rmmod under an iperf3 transfer
+    over a lossy link (half with the halves switched off first), the last
+    with the namespaces deleted while on; then SNACK-S: a transfer with
+    `-C snacks`, its estimate in `ss -tin`, and rmmod once it is over."""
+    if kmod.is_loaded("tcp_snack"):
+        subprocess.run(["rmmod", "tcp_snack"], check=True)
+    marker = f"airtcp-snack-load-test-{time.time_ns()}"
+    Path("/dev/kmsg").write_text(marker + "\n")
+    written = acted = 0
+    with Topology(LOSSY) as topo:
+        wh, s = topo.host("wh"), topo.host("s")
+        wh.set_sysctls({"net.ipv4.tcp_comp_sack_nr": 0})
+        server, client = iperf(topo, 60, "reno")
+        try:
+            for round_ in range(8):
+                kmod.load(SNACK)
+                knobs(wh.name, {"receiver": 1})
+                knobs(s.name, {"sender": 1})
+                time.sleep(0.6)
+                assert client.running(), f"round {round_}: the transfer died"
+                written += ns_stats(wh.name)["written"]
+                acted += ns_stats(s.name)["acted"]
+                if round_ % 2 == 0:
+                    knobs(wh.name, {"receiver": 0})
+                    knobs(s.name, {"sender": 0})
+                subprocess.run(["rmmod", "tcp_snack"], check=True, timeout=60)
+            kmod.load(SNACK)
+            knobs(wh.name, {"receiver": 1})
+            knobs(s.name, {"sender": 1})
+            time.sleep(0.5)
+        finally:
+            client.stop()
+            server.stop()
+    subprocess.run(["rmmod", "tcp_snack"], check=True, timeout=60)
+    assert written > 0 and acted > 0, (written, acted)
+
+    kmod.load(SNACKS)
+    with Topology(LOSSY) as topo:
+        server, client = iperf(topo, 6, "snacks")
+        try:
+            ss = ""
+            deadline = time.monotonic() + 5
+            while "bbr:(bw:" not in ss and time.monotonic() < deadline:
+                time.sleep(0.5)
+                ss = topo.host("s").run(["ss", "-tin"])
+            assert "snacks" in ss and "bbr:(bw:" in ss, ss
+        finally:
+            client.wait(timeout=30)
+            server.stop()
+    subprocess.run(["rmmod", "tcp_snacks"], check=True, timeout=60)
+
+    log = subprocess.run(["dmesg"], capture_output=True, text=True, check=True).stdout
+    after = log[log.index(marker) :]
+    bad = [line for line in after.splitlines() if any(word in line for word in BAD_KERNEL_LOG)]
+    assert bad == [], "\n".join(bad)
