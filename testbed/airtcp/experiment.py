@@ -31,7 +31,8 @@ from .topology import Topology
 from .units import parse_count, parse_duration, parse_size
 
 EXPERIMENT_KEYS = (
-    "description", "profile", "set", "sweep", "duration", "runs", "schemes", "senders", "transfer", "ipv6",
+    "description", "profile", "set", "sweep", "duration", "runs", "schemes", "senders", "every_sender",
+    "transfer", "ipv6",
 )  # fmt: skip
 TRANSFER_KEYS = ("mss", "window", "ss_interval")
 DEFAULT_SS_INTERVAL_S = 0.25
@@ -149,14 +150,26 @@ def parse_experiment(name: str, data: Mapping[str, object], where: str, over: Ov
     if scheme_names == ["all"]:
         scheme_names = available_schemes()
     sender_override = over.senders or (_names(where, "senders", data["senders"]) if "senders" in data else None)
+    # "primary": each scheme against the first sender it lists (keeps make run
+    # short as schemes are added), except the schemes named in every_sender.
+    primary_only = sender_override == ["primary"]
+    if primary_only:
+        sender_override = None
+    every_sender = _names(where, "every_sender", data.get("every_sender", []))
     cases: list[tuple[Scheme, Sender]] = []
     senders: dict[str, Sender] = {}
     for scheme_name in scheme_names:
         scheme = load_scheme(scheme_name)
-        for sender_name in sender_override or scheme.senders:
+        scheme_senders = sender_override or scheme.senders
+        if primary_only and scheme_name not in every_sender:
+            scheme_senders = scheme_senders[:1]
+        for sender_name in scheme_senders:
             if sender_name not in senders:
                 senders[sender_name] = load_sender(sender_name)
             cases.append((scheme, senders[sender_name]))
+    for name in every_sender:
+        if name not in scheme_names:
+            raise ConfigError(where, "every_sender", name, f"not one of this experiment's schemes {scheme_names}")
     transfer = data.get("transfer", {})
     if not isinstance(transfer, Mapping):
         raise ConfigError(where, "transfer", transfer, "expected a table")

@@ -6,7 +6,7 @@ import pytest
 
 from airtcp import components
 from airtcp.errors import ConfigError
-from airtcp.experiment import Overrides, load_experiment
+from airtcp.experiment import Overrides, load_experiment, parse_experiment
 from airtcp.scheme import available_schemes, available_senders, load_scheme, load_sender, parse_scheme, parse_sender
 
 
@@ -96,14 +96,27 @@ def test_scheme_components_are_fresh_per_run() -> None:
     assert first[0] is not second[0]
 
 
-def test_default_experiment_covers_every_scheme_and_its_senders() -> None:
+def test_default_experiment_covers_every_scheme_with_its_primary_sender() -> None:
     exp = load_experiment("default")
     assert exp.duration_s == 20 and exp.runs == 1
-    expected = [(s, t) for s in available_schemes() for t in load_scheme(s).senders]
+    expected = [
+        (s, t)
+        for s in available_schemes()
+        for t in (load_scheme(s).senders if s == "stock" else load_scheme(s).senders[:1])
+    ]
+    assert ("stock", "bbr") in expected and ("stock", "reno-classic") in expected
     assert [(s.name, t.name) for s, t in exp.cases] == expected
     wireless = exp.profile.links["wireless"]
     assert wireless.down.rate_bps == 2_000_000 and wireless.down.delay_s == pytest.approx(0.02)
     assert wireless.down.loss.loss_rate() == wireless.up.loss.loss_rate() == pytest.approx(0.03)
+
+
+def test_every_sender_must_name_a_scheme_of_the_experiment() -> None:
+    data = {"description": "d", "profile": "uniform-2m-20ms-3pct", "schemes": ["stock"], "senders": "primary"}
+    exp = parse_experiment("x", data, "x.toml", Overrides())
+    assert [(s.name, t.name) for s, t in exp.cases] == [("stock", load_scheme("stock").senders[0])]
+    with pytest.raises(ConfigError, match=r"^x.toml: every_sender = 'snoop': not one of this experiment's schemes"):
+        parse_experiment("x", {**data, "every_sender": ["snoop"]}, "x.toml", Overrides())
 
 
 def test_overrides_and_their_errors() -> None:
