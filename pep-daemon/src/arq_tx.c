@@ -282,9 +282,14 @@ void arq_tx_on_ack(struct arq_tx *tx, uint32_t seq, uint32_t cum, uint64_t now)
 void arq_tx_on_status(struct arq_tx *tx, uint32_t cum, const uint8_t *bitmap, size_t bitmap_len, uint64_t now)
 {
 	bool news = ack_below(tx, cum, now);
-	size_t i;
+	size_t i, nbits = bitmap_len * 8;
 
-	for (i = 0; i < bitmap_len * 8; i++)
+	/* bits past the last frame sent say nothing: a long bitmap costs no more than the window */
+	if (!arq_before(cum, tx->next_new))
+		nbits = 0;
+	else if (nbits > (size_t)(tx->next_new - cum - 1))
+		nbits = tx->next_new - cum - 1;
+	for (i = 0; i < nbits; i++)
 		if (bitmap[i / 8] & (1u << (i % 8)))
 			news |= ack_one(tx, cum + 1 + (uint32_t)i, now);
 	if (!news)

@@ -462,6 +462,21 @@ static const struct step reseq_timeout[] = {
 	END,
 };
 
+/* A frame given up (N2 = 0): held frames behind it go up when the base moves past it. */
+static const struct step reseq_given_up[] = {
+	{ "submit", "3", NULL },
+	{ "send", "3", "0 1 2" },
+	{ "data", "dpp", "" },
+	{ "count", "rx.resequenced=2", NULL },
+	{ "feedback", "pp", NULL },	/* 0 lost, and max_rtx 0: given up at once */
+	{ "count", "tx.given_up=1 tx.retransmitted=0 tx.outstanding=0", NULL },
+	{ "submit", "1", NULL },
+	{ "send", "1", "3" },	/* carries base 3 */
+	{ "data", "p", "1 2 3" },
+	{ "count", "rx.holes_skipped=1 rx.reseq_held_max=2", NULL },
+	END,
+};
+
 /* ---------------------------------------------------------------- Wong/Leung: status frames */
 
 static const struct step status_bitmap[] = {
@@ -529,6 +544,22 @@ static const struct step frag_given_up[] = {
 	END,
 };
 
+/* RLP feedback with fragments: a lost fragment is found from the bitmap and the packet completes. */
+static const struct step status_frag[] = {
+	{ "submit", "2", NULL },
+	{ "send", "6", "0 1 2 3 4 5" },
+	{ "data", "ppdppp", "1" },
+	{ "tick", "1", NULL },
+	{ "feedback", "p", NULL },
+	{ "count", "tx.lost_by_ack=1 tx.acked=5", NULL },
+	{ "send", "6", "2" },
+	{ "data", "p", "0" },
+	{ "tick", "10", NULL },
+	{ "feedback", "pp", NULL },
+	{ "count", "tx.outstanding=0 rx.reassembled=2 rx.reassembly_dropped=0", NULL },
+	END,
+};
+
 /* ---------------------------------------------------------------- bounds */
 
 static const struct step window_full[] = {
@@ -548,6 +579,9 @@ static const struct setup RESEQ = { .feedback = ARQ_FEEDBACK_ACK, .resequence = 
 static const struct setup STATUS = { .feedback = ARQ_FEEDBACK_STATUS, .max_rtx = 4 };
 static const struct setup FRAG = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 4, .frag_payload = 128, .pkt_len = 300 };
 static const struct setup FRAG_N1 = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 1, .frag_payload = 128, .pkt_len = 300 };
+static const struct setup RESEQ_N0 = { .feedback = ARQ_FEEDBACK_ACK, .resequence = true, .max_rtx = 0 };
+static const struct setup STATUS_FRAG = { .feedback = ARQ_FEEDBACK_STATUS, .max_rtx = 4, .frag_payload = 128,
+					  .pkt_len = 300 };
 static const struct setup SMALL = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 4, .window = 4 };
 
 /* ---------------------------------------------------------------- the codec */
@@ -639,7 +673,9 @@ int main(void)
 	run_table("ack_reorder_immediate", &ACK, ack_reorder_immediate);
 	run_table("reseq_holds", &RESEQ, reseq_holds);
 	run_table("reseq_timeout", &RESEQ, reseq_timeout);
+	run_table("reseq_given_up", &RESEQ_N0, reseq_given_up);
 	run_table("status_bitmap", &STATUS, status_bitmap);
+	run_table("status_frag", &STATUS_FRAG, status_frag);
 	run_table("status_lost", &STATUS, status_lost);
 	run_table("frag_basic", &FRAG, frag_basic);
 	run_table("frag_given_up", &FRAG_N1, frag_given_up);

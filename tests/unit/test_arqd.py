@@ -19,6 +19,7 @@ import pytest
 
 from airtcp import components
 from airtcp.errors import ConfigError
+from airtcp.experiment import load_experiment
 from airtcp.paths import PEPD_DIR, SCHEME_DIR
 from airtcp.plugins import arq as plugin
 from airtcp.profile import load_profile
@@ -177,3 +178,12 @@ def test_routes_send_each_end_the_other_sides_hosts() -> None:
         routes = plugin.plan_routes(topo)
         assert routes["bs"] == ["10.10.2.2/32", "fd00:10:2::2/128"]
         assert routes["wh"] == fixed
+
+
+def test_acceptance_experiments_load() -> None:
+    fig7a = load_experiment("arq-vaidya-fig7a")
+    assert [s.name for s, _ in fig7a.cases] == ["stock", "arq", "arq+ddack", "snoop"] and fig7a.runs >= 5
+    assert fig7a.mss == 960
+    fig5 = load_experiment("arq-wongleung-fig5")
+    assert len(fig5.profiles) == 4 and fig5.runs >= 5 and (fig5.mss, fig5.window) == (512, 4096)
+    assert "wongleung" in [s.name for s, _ in fig5.cases]

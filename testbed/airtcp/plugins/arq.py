@@ -28,7 +28,6 @@ from __future__ import annotations
 import ipaddress
 import json
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Mapping
 from functools import partial
@@ -39,7 +38,7 @@ from .. import components
 from ..errors import AirtcpError, ConfigError
 from ..paths import PEPD_DIR
 from ..proc import Background, poll_until
-from .pepd import option_value, pepd_flags, query
+from .pepd import daemon_check, option_value, pepd_flags, query
 
 if TYPE_CHECKING:
     from ..topology import Endpoint, Topology
@@ -76,9 +75,6 @@ SCHEME_KEYS = (
     "reasm_timeout",
 )
 READY_DEADLINE_S = 60.0
-# arqd validates each value when it starts; `arqd check` once per configuration
-# catches a typo before any traffic.
-_checked: dict[tuple[tuple[str, str], ...], str | None] = {}
 
 
 def _host_prefixes(end: Endpoint) -> list[str]:
@@ -128,15 +124,8 @@ class Arq(components.Component):
         self.tmpdir: str | None = None
 
     def _check(self) -> None:
-        if not ARQD.exists():
-            return  # not built yet (listing schemes); arqd checks again when it starts
-        key = tuple(sorted(self.options.items()))
-        if key not in _checked:
-            argv = [str(ARQD), "check", "--link", "wlan0", *pepd_flags(self.options)]
-            done = subprocess.run(argv, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
-            lines = done.stderr.strip().splitlines()
-            _checked[key] = None if done.returncode == 0 else (lines[-1] if lines else f"exit {done.returncode}")
-        problem = _checked[key]
+        """Let arqd itself judge the values (units, ranges), once per configuration."""
+        problem = daemon_check(ARQD, ["--link", "wlan0"], self.options)
         if problem:
             raise ConfigError(self.where, "link.arq", dict(self.options), problem.removeprefix("arqd: "))
 

@@ -81,9 +81,9 @@ _SAFE_VALUE = re.compile(r"^[A-Za-z0-9_.%+\-]+$")
 # first time and starting pepd can take tens of seconds.
 READY_DEADLINE_S = 90.0
 STATS_TIMEOUT_S = 10.0
-# pepd validates each value precisely when it starts; checking every run's
-# configuration once with `pepd check` catches a typo before any traffic.
-_checked: dict[tuple[tuple[str, str], ...], str | None] = {}
+# A daemon validates each value precisely when it starts; checking every run's
+# configuration once with `DAEMON check` catches a typo before any traffic.
+_checked: dict[tuple[str, tuple[tuple[str, str], ...]], str | None] = {}
 
 
 def option_value(where: str, key: str, value: object, doc: str = "Documentation/pepd.rst") -> str:
@@ -95,6 +95,23 @@ def option_value(where: str, key: str, value: object, doc: str = "Documentation/
         if _SAFE_VALUE.match(text):
             return text
     raise ConfigError(where, key, value, f"expected a number, a word or a boolean (see {doc})")
+
+
+def daemon_check(binary: Path, required: list[str], options: Mapping[str, str]) -> str | None:
+    """``BINARY check REQUIRED --key value ...`` once per configuration: its error line, or None.
+
+    None also when the daemon is not built yet (listing schemes): it checks
+    again when it starts.
+    """
+    if not binary.exists():
+        return None
+    key = (str(binary), tuple(sorted(options.items())))
+    if key not in _checked:
+        argv = [str(binary), "check", *required, *pepd_flags(options)]
+        done = subprocess.run(argv, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
+        lines = done.stderr.strip().splitlines()
+        _checked[key] = None if done.returncode == 0 else (lines[-1] if lines else f"exit {done.returncode}")
+    return _checked[key]
 
 
 def pepd_flags(options: Mapping[str, str]) -> list[str]:
@@ -144,15 +161,7 @@ class Pepd(components.Component):
 
     def _check(self) -> None:
         """Let pepd itself judge the values (units, ranges), once per configuration."""
-        if not PEPD.exists():
-            return  # not built yet (listing schemes); pepd checks again when it starts
-        key = tuple(sorted(self.options.items()))
-        if key not in _checked:
-            argv = [str(PEPD), "check", "--wireless", "wlan0", *pepd_flags(self.options)]
-            done = subprocess.run(argv, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
-            lines = done.stderr.strip().splitlines()
-            _checked[key] = None if done.returncode == 0 else (lines[-1] if lines else f"exit {done.returncode}")
-        problem = _checked[key]
+        problem = daemon_check(PEPD, ["--wireless", "wlan0"], self.options)
         if problem:
             raise ConfigError(self.where, "basestation.pepd", dict(self.options), problem.removeprefix("pepd: "))
 
