@@ -99,6 +99,7 @@ class TcpSnack(Component):
             raise ConfigError(where, f"{place}.{MODULE}", config, "tcp_snack runs at [sender] or [receiver]")
         self.sysctls = snack_sysctls(where, place, config)
         self.host: Netns | None = None
+        self.hosts: dict[str, Netns] = {}
 
     def requirements(self) -> list[str]:
         return [kmod.out_of_tree(MODULE)]
@@ -106,11 +107,14 @@ class TcpSnack(Component):
     def start(self, topo: Topology) -> None:
         self.host = topo.host(self.role)
         self.host.set_sysctls(self.sysctls)
+        self.hosts = {role: topo.host(role) for role in ("s", "wh")}
 
     def stats(self) -> dict[str, object]:
+        """Both hosts' counters, {"s": ..., "wh": ...}: the result file
+        keeps one entry per kind, and the two halves share this kind."""
         if self.host is None:
             return {}
-        return dict(parse_stat(self.host.run(["cat", STAT_FILE])))
+        return {role: dict(parse_stat(host.run(["cat", STAT_FILE]))) for role, host in self.hosts.items()}
 
 
 @register(CC_MODULE)
