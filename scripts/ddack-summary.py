@@ -29,6 +29,8 @@ COLUMNS = [
     ("undone", lambda r: sum(r["nstat"]["s"].get(k, 0) for k in
                              ("TcpExtTCPFullUndo", "TcpExtTCPPartialUndo", "TcpExtTCPDSACKUndo", "TcpExtTCPLossUndo")),
      "{:.0f}"),
+    ("pepd rtx", lambda r: r["components"]["pepd"]["totals"]["local_rtx"]
+     + r["components"]["pepd"]["totals"]["local_rtx_timer"], "{:.0f}"),
     ("dupacks", lambda r: r["components"]["tcp_ddack"]["dupacks"], "{:.0f}"),
     ("held", lambda r: r["components"]["tcp_ddack"]["held"], "{:.0f}"),
     ("discarded", lambda r: r["components"]["tcp_ddack"]["discarded"], "{:.0f}"),
@@ -48,7 +50,8 @@ def cell(runs: list[dict[str, Any]], get: Any, fmt: str) -> str:
 def main(paths: list[str]) -> int:
     for path in paths:
         doc = result.load(Path(path))
-        print(f"{path}: profile {doc['experiment']['profile']['name']}, medians over runs")
+        profiles = ", ".join(p["name"] for p in doc["experiment"]["profiles"])
+        print(f"{path}: profile {profiles}, medians over runs")
         print(f"{'case':28} {'runs':>4} " + " ".join(f"{name:>10}" for name, _, _ in COLUMNS))
         for case in doc["cases"]:
             runs = [r for r in case["runs"] if not r.get("error")]
