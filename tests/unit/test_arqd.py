@@ -26,6 +26,8 @@ from airtcp.profile import load_profile
 from airtcp.scheme import available_schemes, load_scheme, parse_scheme
 from airtcp.topology import Topology
 
+from .daemon_config import assert_example_documents_every_key
+
 ARQD = PEPD_DIR / "build" / "arqd"
 FUZZ_SMOKE_SECONDS = 3
 
@@ -102,15 +104,9 @@ def test_bad_values_are_one_line_naming_key_and_value(built: None, tmp_path: Pat
 
 
 def test_example_config_is_valid_and_documents_every_key(built: None) -> None:
-    example = PEPD_DIR / "arqd.conf.example"
-    done = arqd("check", "-c", str(example))
-    assert done.returncode == 0, done.stderr
-    text = example.read_text()
-    docs = (PEPD_DIR.parent / "Documentation" / "arq.rst").read_text()
-    for line in done.stdout.splitlines():
-        key = line.split(" = ")[0]
-        assert re.search(rf"^#?\s*{re.escape(key)}\s*=", text, re.M), f"{key} missing from arqd.conf.example"
-        assert f"``{key}``" in docs, f"{key} missing from Documentation/arq.rst"
+    assert_example_documents_every_key(
+        arqd, PEPD_DIR / "arqd.conf.example", PEPD_DIR.parent / "Documentation" / "arq.rst"
+    )
 
 
 def test_rates_take_tc_units(built: None) -> None:

@@ -24,6 +24,8 @@ from airtcp.paths import PEPD_DIR
 from airtcp.plugins import pepd as plugin
 from airtcp.scheme import load_scheme, parse_scheme
 
+from .daemon_config import assert_example_documents_every_key
+
 PEPD = PEPD_DIR / "build" / "pepd"
 C_TESTS = (
     "test_packet",
@@ -106,15 +108,9 @@ def test_bad_values_are_one_line_naming_key_and_value(built: None, tmp_path: Pat
 
 
 def test_example_config_is_valid_and_documents_every_key(built: None) -> None:
-    example = PEPD_DIR / "pepd.conf.example"
-    done = pepd("check", "-c", str(example))
-    assert done.returncode == 0, done.stderr
-    text = example.read_text()
-    docs = (PEPD_DIR.parent / "Documentation" / "pepd.rst").read_text()
-    for line in done.stdout.splitlines():
-        key = line.split(" = ")[0]
-        assert re.search(rf"^#?\s*{re.escape(key)}\s*=", text, re.M), f"{key} missing from pepd.conf.example"
-        assert f"``{key}``" in docs, f"{key} missing from Documentation/pepd.rst"
+    assert_example_documents_every_key(
+        pepd, PEPD_DIR / "pepd.conf.example", PEPD_DIR.parent / "Documentation" / "pepd.rst"
+    )
 
 
 def test_flags_override_the_file(built: None, tmp_path: Path) -> None:
