@@ -167,9 +167,11 @@ def parse_experiment(name: str, data: Mapping[str, object], where: str, over: Ov
             if sender_name not in senders:
                 senders[sender_name] = load_sender(sender_name)
             cases.append((scheme, senders[sender_name]))
-    for name in every_sender:
-        if name not in scheme_names:
-            raise ConfigError(where, "every_sender", name, f"not one of this experiment's schemes {scheme_names}")
+    # Checked against the experiment's own schemes only: --scheme may pick others.
+    if not over.schemes:
+        for name in every_sender:
+            if name not in scheme_names:
+                raise ConfigError(where, "every_sender", name, f"not one of this experiment's schemes {scheme_names}")
     transfer = data.get("transfer", {})
     if not isinstance(transfer, Mapping):
         raise ConfigError(where, "transfer", transfer, "expected a table")

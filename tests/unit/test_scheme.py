@@ -117,6 +117,9 @@ def test_every_sender_must_name_a_scheme_of_the_experiment() -> None:
     assert [(s.name, t.name) for s, t in exp.cases] == [("stock", load_scheme("stock").senders[0])]
     with pytest.raises(ConfigError, match=r"^x.toml: every_sender = 'snoop': not one of this experiment's schemes"):
         parse_experiment("x", {**data, "every_sender": ["snoop"]}, "x.toml", Overrides())
+    # --scheme replaces the experiment's schemes: its every_sender then names no error
+    picked = load_experiment("default", Overrides(schemes=["snoop"]))
+    assert [(s.name, t.name) for s, t in picked.cases] == [("snoop", load_scheme("snoop").senders[0])]
 
 
 def test_overrides_and_their_errors() -> None:
