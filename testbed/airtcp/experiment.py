@@ -148,7 +148,8 @@ def parse_experiment(name: str, data: Mapping[str, object], where: str, over: Ov
     runs = parse_count(runs_where, "runs", over.runs if over.runs is not None else data.get("runs", 1), minimum=1)
     scheme_names = over.schemes or _names(where, "schemes", data.get("schemes", "all"))
     if scheme_names == ["all"]:
-        scheme_names = available_schemes()
+        # stock first: a table's ratios refer to its first case, the baseline
+        scheme_names = sorted(available_schemes(), key=lambda scheme: scheme != "stock")
     sender_override = over.senders or (_names(where, "senders", data["senders"]) if "senders" in data else None)
     # "primary": each scheme against the first sender it lists (keeps make run
     # short as schemes are added), except the schemes named in every_sender.
@@ -169,9 +170,9 @@ def parse_experiment(name: str, data: Mapping[str, object], where: str, over: Ov
             cases.append((scheme, senders[sender_name]))
     # Checked against the experiment's own schemes only: --scheme may pick others.
     if not over.schemes:
-        for name in every_sender:
-            if name not in scheme_names:
-                raise ConfigError(where, "every_sender", name, f"not one of this experiment's schemes {scheme_names}")
+        for listed in every_sender:
+            if listed not in scheme_names:
+                raise ConfigError(where, "every_sender", listed, f"not one of this experiment's schemes {scheme_names}")
     transfer = data.get("transfer", {})
     if not isinstance(transfer, Mapping):
         raise ConfigError(where, "transfer", transfer, "expected a table")

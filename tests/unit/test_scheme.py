@@ -98,11 +98,10 @@ def test_scheme_components_are_fresh_per_run() -> None:
 
 def test_default_experiment_covers_every_scheme_with_its_primary_sender() -> None:
     exp = load_experiment("default")
-    assert exp.duration_s == 20 and exp.runs == 1
+    assert exp.name == "default" and exp.duration_s == 20 and exp.runs == 1
+    schemes = ["stock"] + [s for s in available_schemes() if s != "stock"]  # the baseline first
     expected = [
-        (s, t)
-        for s in available_schemes()
-        for t in (load_scheme(s).senders if s == "stock" else load_scheme(s).senders[:1])
+        (s, t) for s in schemes for t in (load_scheme(s).senders if s == "stock" else load_scheme(s).senders[:1])
     ]
     assert ("stock", "bbr") in expected and ("stock", "reno-classic") in expected
     assert [(s.name, t.name) for s, t in exp.cases] == expected
