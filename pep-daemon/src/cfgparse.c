@@ -90,6 +90,16 @@ static bool parse_u64(const char *s, uint64_t *out, char **rest)
 	return true;
 }
 
+/* a finite, non-negative number at the start of s (no sign, no space); *end: its unit */
+static bool leading_number(const char *s, double *v, char **end)
+{
+	if (!isdigit((unsigned char)*s) && *s != '.')
+		return false;
+	errno = 0;
+	*v = strtod(s, end);
+	return !errno && *end != s && isfinite(*v) && *v >= 0;
+}
+
 /* "1.5ms" -> ns; unit required */
 static bool parse_duration(const char *s, uint64_t *ns)
 {
@@ -97,11 +107,7 @@ static bool parse_duration(const char *s, uint64_t *ns)
 	double v;
 	double scale;
 
-	if (!isdigit((unsigned char)*s) && *s != '.')
-		return false;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v < 0)
+	if (!leading_number(s, &v, &end))
 		return false;
 	if (strcmp(end, "us") == 0)
 		scale = 1e3;
@@ -154,11 +160,7 @@ static bool parse_rate(const char *s, uint64_t *bps)
 	double v;
 	size_t i;
 
-	if (!isdigit((unsigned char)*s) && *s != '.')
-		return false;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v < 0)
+	if (!leading_number(s, &v, &end))
 		return false;
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].suffix) == 0 && v * units[i].mult <= 1e15) {
