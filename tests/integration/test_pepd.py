@@ -204,11 +204,7 @@ def test_kill_9_fails_open_and_a_restart_picks_up_new_flows(tmp_path: Path) -> N
         # sender's count socket writes, which come in bursts and can leave a
         # whole second at 0 while the link stays busy.
         received = json.loads(server.stdout)["intervals"]
-        late = [
-            i["sum"]["bits_per_second"]
-            for i in received
-            if i["sum"]["start"] >= 8 and i["sum"]["seconds"] >= 0.9
-        ]
+        late = [i["sum"]["bits_per_second"] for i in received if i["sum"]["start"] >= 8 and i["sum"]["seconds"] >= 0.9]
         # the rules stay (queue-bypass): with nobody bound, the kernel accepts
         assert "pepd_q0" in pepd_rules(topo)
         assert late and min(late) > 1e6, f"transfer stalled after kill -9: {late}"
