@@ -14,8 +14,9 @@ from . import backend as be
 from . import experiment as ex
 from . import netns, report
 from . import result as res
+from .checkout import meant_checkout
 from .errors import AirtcpError
-from .paths import EXPERIMENT_DIR, REPO_ROOT, RESULTS_DIR
+from .paths import EXPERIMENT_DIR, REPO_ROOT, RESULTS_DIR, TESTBED_DIR
 from .profile import DIRECTIONS, Profile, available_profiles, load_profile, parse_assignment
 from .scheme import available_schemes, available_senders, load_scheme, load_sender
 from .tomlfile import available
@@ -68,7 +69,14 @@ def _build(release: str) -> None:
 def _in_guest(args: argparse.Namespace, choice: be.Choice, command: list[str], rwdirs: Sequence[Path] = ()) -> int:
     from .metadata import GIT_ENV, git_describe
 
-    env = {"AIRTCP_BACKEND_REASON": choice.reason, GIT_ENV: git_describe(), "PYTHONUNBUFFERED": "1"}
+    env = {
+        "AIRTCP_BACKEND_REASON": choice.reason,
+        GIT_ENV: git_describe(),
+        "PYTHONUNBUFFERED": "1",
+        # the guest runs the same checkout's code as this process, whatever the venv's editable install says
+        "AIRTCP_ROOT": str(REPO_ROOT),
+        "PYTHONPATH": str(TESTBED_DIR),
+    }
     return be.run_in_vm(command, rwdirs=rwdirs, env=env, opts=_vm_options(args))
 
 
@@ -307,7 +315,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _run_the_checkout_meant() -> None:
+    """Re-run this command with the code of the checkout it was started in (checkout.py)."""
+    if "AIRTCP_ROOT" in os.environ or os.environ.get(be.IN_VM_ENV) == "1":
+        return
+    other = meant_checkout(Path.cwd(), REPO_ROOT, Path(sys.prefix))
+    if other is None:
+        return
+    print(f"airtcp: running the checkout at {other} (the current directory), not {REPO_ROOT}", file=sys.stderr)
+    env = dict(os.environ, AIRTCP_ROOT=str(other), PYTHONPATH=str(other / "testbed"))
+    os.execve(sys.executable, [sys.executable, "-m", "airtcp", *sys.argv[1:]], env)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:
+        _run_the_checkout_meant()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -318,6 +340,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("airtcp: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader left (`airtcp profiles | head`): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":
