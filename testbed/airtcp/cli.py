@@ -317,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _run_the_checkout_meant() -> None:
     """Re-run this command with the code of the checkout it was started in (checkout.py)."""
-    if "AIRTCP_ROOT" in os.environ or os.environ.get(be.IN_VM_ENV) == "1":
+    if "AIRTCP_ROOT" in os.environ:
         return
     other = meant_checkout(Path.cwd(), REPO_ROOT, Path(sys.prefix))
     if other is None:
