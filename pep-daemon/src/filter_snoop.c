@@ -744,6 +744,11 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 			sample = g;
 		else if (g->local_rtx > 0)
 			discount += g->last_extra;
+		/* did one round do (what Snoop+'s copies are for), or did the first get lost too? */
+		if (g->local_rtx == 1)
+			COUNT(ctx, f, repaired_one_round, 1);
+		else if (g->local_rtx > 1)
+			COUNT(ctx, f, repaired_more_rounds, 1);
 	}
 	if (sample && ctx->now >= sample->last_tx_ns)
 		rtt_sample(s, ctx->now - sample->last_tx_ns, ctx->now);

@@ -417,16 +417,20 @@ int main(void)
 {
 	sender_copy_replaces_ours();
 	run_case("single_loss", single_loss, 4, false, 1000000, NULL,
-		 "local_rtx=1 dupacks_dropped=3 cached_packets=5 dupacks_forwarded=0");
+		 "local_rtx=1 dupacks_dropped=3 cached_packets=5 dupacks_forwarded=0 "
+		 "repaired_one_round=1 repaired_more_rounds=0");
 	run_case("single_loss/ipv6", single_loss, 6, false, 1000000, NULL, "local_rtx=1 dupacks_dropped=3");
 	run_case("single_loss/wrap", single_loss, 4, false, 0xfffff000u, NULL, "local_rtx=1 dupacks_dropped=3");
-	run_case("lost_rtx", lost_rtx, 4, false, 1000000, NULL, "local_rtx=1 local_rtx_timer=1 dupacks_dropped=6");
-	run_case("lost_rtx_sack", lost_rtx_sack, 4, true, 1000000, NULL, "local_rtx=2 dupacks_dropped=3");
+	run_case("lost_rtx", lost_rtx, 4, false, 1000000, NULL,
+		 "local_rtx=1 local_rtx_timer=1 dupacks_dropped=6 repaired_one_round=0 repaired_more_rounds=1");
+	run_case("lost_rtx_sack", lost_rtx_sack, 4, true, 1000000, NULL,
+		 "local_rtx=2 dupacks_dropped=3 repaired_one_round=0 repaired_more_rounds=1");
 	run_case("single_loss/keep_dupacks", single_loss_kept, 4, false, 1000000, keep_dupacks,
 		 "local_rtx=1 dupacks_dropped=0 dupacks_forwarded=3");
 	run_case("sack_single/keep_dupacks", sack_single_kept, 4, true, 1000000, keep_dupacks,
 		 "local_rtx=1 dupacks_dropped=0 dupacks_forwarded=3");
-	run_case("two_holes_reno", two_holes_reno, 4, false, 1000000, NULL, "local_rtx=2");
+	run_case("two_holes_reno", two_holes_reno, 4, false, 1000000, NULL,
+		 "local_rtx=2 repaired_one_round=2 repaired_more_rounds=0");
 	run_case("sack_single", sack_single, 4, true, 1000000, NULL, "local_rtx=1 dupacks_dropped=3");
 	run_case("sack_single/ipv6", sack_single, 6, true, 1000000, NULL, "local_rtx=1");
 	run_case("sack_two_holes", sack_two_holes, 4, true, 1000000, NULL, "local_rtx=2 sack_hidden=1");
