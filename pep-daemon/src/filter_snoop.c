@@ -84,6 +84,12 @@
  * to one path round trip) is not congestion: aqm_target counts above it.
  * The congestion signals are then for what the clamp cannot see (other
  * traffic, a slower channel, a window that is not scaled as expected).
+ * The egress queue's limit counts packets, the clamp bytes: with small
+ * segments (Huang and Ferng's 512 bytes: 2 x BDP is 62 of them) twice the
+ * BDP is more than the queue holds.  So a refusal also caps the clamp at
+ * what was outstanding on the hop then, less one segment, for
+ * QUEUE_CAP_HOLD_NS after the last refusal: the window stops at what the
+ * queue can take instead of overflowing it again every round trip.
  *
  * SACK towards the sender: while every hole below the highest SACK block is
  * cached here (so this box will repair it), the SACK option of forwarded
@@ -438,6 +444,7 @@ static void start_signal(struct snoop_state *s, uint32_t seq, const struct pep_c
 
 #define RATE_MIN_INTERVAL_NS (50 * NS_PER_MS)
 #define MIN_CLAMP_SEGMENTS 4
+#define QUEUE_CAP_HOLD_NS (10ULL * 1000000000ULL)
 
 /*
  * One delivery-rate sample per two hop RTTs (at least 50 ms): long enough
@@ -453,6 +460,8 @@ static void rate_update(struct snoop_state *s, uint64_t now)
 		s->rate_start_bytes = s->acked_bytes;
 		return;
 	}
+	if (s->queue_cap && now - s->queue_cap_ns > QUEUE_CAP_HOLD_NS)
+		s->queue_cap = 0;	/* no refusal for a while: the queue (or the path) may have grown */
 	if (now - s->rate_start_ns < span)
 		return;
 	s->rate[s->rate_i] = (s->acked_bytes - s->rate_start_bytes) * 1000000000ULL / (now - s->rate_start_ns);
@@ -482,16 +491,41 @@ static uint64_t path_min_rtt(const struct snoop_state *s)
 	return s->wired_rtt_ns && s->min_rtt_ns ? s->wired_rtt_ns + s->min_rtt_ns : 0;
 }
 
-/* The window the sender may have in flight, bytes; 0 while the estimates are not in. */
+static uint64_t flow_mss(const struct flow *f)
+{
+	return f->conn.max_payload ? f->conn.max_payload : 1448;
+}
+
+/* The window the sender may have in flight, bytes; 0 while nothing is known. */
 static uint64_t clamp_bytes(const struct flow *f, const struct pep_config *cfg)
 {
 	const struct snoop_state *s = &f->st.snoop;
-	uint64_t mss = f->conn.max_payload ? f->conn.max_payload : 1448, bytes;
+	uint64_t mss = flow_mss(f), bytes = 0;
 
-	if (!cfg->window_clamp || s->rate_n < 2 || !path_min_rtt(s))
+	if (!cfg->window_clamp)
 		return 0;
-	bytes = CLAMP_GAIN * max_rate(s) * path_min_rtt(s) / 1000000000ULL;
+	if (s->rate_n >= 2 && path_min_rtt(s))
+		bytes = CLAMP_GAIN * max_rate(s) * path_min_rtt(s) / 1000000000ULL;
+	if (s->queue_cap && (!bytes || bytes > s->queue_cap))
+		bytes = s->queue_cap;
+	if (!bytes)
+		return 0;
 	return bytes > MIN_CLAMP_SEGMENTS * mss ? bytes : MIN_CLAMP_SEGMENTS * mss;
+}
+
+/* The egress queue refused a segment: it is full with what is outstanding on the hop now. */
+static void note_queue_full(struct flow *f, uint64_t now)
+{
+	struct snoop_state *s = &f->st.snoop;
+	uint64_t outstanding, mss = flow_mss(f);
+
+	if (!s->ack_seen)
+		return;
+	outstanding = (uint32_t)(s->snd_max - s->last_ack);
+	outstanding = outstanding > mss ? outstanding - mss : 0;
+	if (!s->queue_cap || outstanding < s->queue_cap)
+		s->queue_cap = outstanding;
+	s->queue_cap_ns = now;
 }
 
 /* Remember when an ACK with this TSval went to the fixed host. */
@@ -708,6 +742,7 @@ void snoop_sent(struct flow *f, uint32_t seq, bool queued, const struct pep_ctx 
 		return;
 	g = segq_at(&f->cache, (uint32_t)i);
 	COUNT(ctx, f, queue_drops, 1);
+	note_queue_full(f, ctx->now);
 	if (g->local_rtx)
 		g->local_rtx--;	/* a round that never left this box does not count */
 	if (!f->st.snoop.signal_pending && !(g->flags & SEG_QUEUE_DROP)) {
@@ -955,6 +990,7 @@ void snoop_report(const struct flow *f, const struct pep_ctx *ctx, struct json_o
 	jo_dbl(j, "wired_rtt_ms", (double)s->wired_rtt_ns / 1e6);
 	jo_dbl(j, "rate_mbps", (double)max_rate(s) * 8 / 1e6);
 	jo_u64(j, "window_clamp_bytes", clamp_bytes(f, ctx->cfg));
+	jo_u64(j, "queue_cap_bytes", f->st.snoop.queue_cap);
 	jo_dbl(j, "last_rtt_ms", (double)s->last_rtt_ns / 1e6);
 	jo_u64(j, "dupacks", s->dupacks);
 	jo_u64(j, "transmissions", s->tx_counter);

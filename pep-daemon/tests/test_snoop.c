@@ -261,6 +261,22 @@ static const struct step clamp[] = {
 	END_,
 };
 
+/*
+ * The egress queue refuses 8000 while 1000..8999 are outstanding on the hop
+ * (8000 bytes): it holds about 7000.  Before any rate estimate, ACKs to the
+ * sender then carry at most that (the right edge, 6000, is already behind).
+ */
+static const struct step queue_cap[] = {
+	D(0, 0),
+	AW(40, 1000, 5000, FWD, ""),
+	D(41, 1000), D(42, 2000), D(43, 3000), D(44, 4000), D(45, 5000), D(46, 6000), D(47, 7000),
+	DQ(48, 8000),
+	AW(80, 2000, 13000, FWD, "win 7000"),
+	AW(85, 3000, 13000, FWD, "win 7000"),
+	AW(90, 4000, 6000, FWD, ""),	/* the receiver's own window is smaller */
+	END_,
+};
+
 /* Not dupacks: an ACK carrying data passes; an ACK older than one seen is dropped. */
 static const struct step not_dupacks[] = {
 	D(0, 0), D(1, 1000), D(2, 2000),
@@ -458,6 +474,7 @@ int main(void)
 	run_case("partial_ack_held", partial_ack_held, 4, false, 1000000, NULL,
 		 "partial_acks_held=1 local_rtx=1 congestion_signals=1 dupacks_forwarded=2");
 	run_case("clamp", clamp, 4, false, 1000000, clamp_on, "window_clamped=2");
+	run_case("queue_cap", queue_cap, 4, false, 1000000, clamp_on, "window_clamped=2 queue_drops=1");
 	run_case("thresh_two", thresh_two, 4, false, 1000000, thresh2, "local_rtx=2");
 	run_case("growing_window", growing_window, 4, false, 1000000, NULL, "local_rtx_timer=1 dupacks_dropped=0");
 	run_case("growing_window_sack", growing_window_sack, 4, true, 1000000, NULL, "local_rtx=1 dupacks_dropped=2");
