@@ -87,8 +87,8 @@
  * The egress queue's limit counts packets, the clamp bytes: with small
  * segments (Huang and Ferng's 512 bytes: 2 x BDP is 62 of them) twice the
  * BDP is more than the queue holds.  So a refusal also caps the clamp at
- * what was outstanding on the hop then, less one segment, for
- * QUEUE_CAP_HOLD_NS after the last refusal: the window stops at what the
+ * what was outstanding on the hop then, less one segment (never below one
+ * BDP), for QUEUE_CAP_HOLD_NS after the last refusal: the window stops at what the
  * queue can take instead of overflowing it again every round trip.
  *
  * SACK towards the sender: while every hole below the highest SACK block is
@@ -485,6 +485,16 @@ static uint64_t max_rate(const struct snoop_state *s)
 
 #define CLAMP_GAIN 2
 
+bool snoop_copies_are_free(const struct snoop_state *s, uint64_t mss, uint8_t copies)
+{
+	uint64_t rate = max_rate(s), room_ns;
+
+	if (!s->rtt_valid || !rate)
+		return false;
+	room_ns = (uint64_t)(copies + 1) * mss * 1000000000ULL / rate;
+	return s->last_rtt_ns < s->min_rtt_ns + room_ns;
+}
+
 /* The path's minimum round trip, or 0 while unknown. */
 static uint64_t path_min_rtt(const struct snoop_state *s)
 {
@@ -500,14 +510,16 @@ static uint64_t flow_mss(const struct flow *f)
 static uint64_t clamp_bytes(const struct flow *f, const struct pep_config *cfg)
 {
 	const struct snoop_state *s = &f->st.snoop;
-	uint64_t mss = flow_mss(f), bytes = 0;
+	uint64_t mss = flow_mss(f), bytes, bdp = 0;
 
 	if (!cfg->window_clamp)
 		return 0;
 	if (s->rate_n >= 2 && path_min_rtt(s))
-		bytes = CLAMP_GAIN * max_rate(s) * path_min_rtt(s) / 1000000000ULL;
+		bdp = max_rate(s) * path_min_rtt(s) / 1000000000ULL;
+	bytes = CLAMP_GAIN * bdp;
+	/* never below one BDP: a smaller window leaves the link idle whatever the queue */
 	if (s->queue_cap && (!bytes || bytes > s->queue_cap))
-		bytes = s->queue_cap;
+		bytes = s->queue_cap > bdp ? s->queue_cap : bdp;
 	if (!bytes)
 		return 0;
 	return bytes > MIN_CLAMP_SEGMENTS * mss ? bytes : MIN_CLAMP_SEGMENTS * mss;
@@ -521,10 +533,13 @@ static void note_queue_full(struct flow *f, uint64_t now)
 
 	if (!s->ack_seen)
 		return;
+	/*
+	 * The latest refusal, not the smallest: the queue also holds local
+	 * repairs and copies that the outstanding bytes do not count, so one
+	 * refusal can understate it.
+	 */
 	outstanding = (uint32_t)(s->snd_max - s->last_ack);
-	outstanding = outstanding > mss ? outstanding - mss : 0;
-	if (!s->queue_cap || outstanding < s->queue_cap)
-		s->queue_cap = outstanding;
+	s->queue_cap = outstanding > mss ? outstanding - mss : 0;
 	s->queue_cap_ns = now;
 }
 
