@@ -9,7 +9,8 @@
 # clean:   the same path without loss: what snoop costs, cubic;
 # fast:    10 Mbit/s, 20 ms, 1 % loss: stock against snoop, cubic;
 # bursty:  Huang/Ferng's correlated channel (good 100 ms / bad 5 ms, every
-#          packet lost in bad): snoop against snoop+2, cubic and reno-classic;
+#          packet lost in bad), 512-byte segments: stock, snoop, snoop+2 and
+#          snoop+auto (experiment pepd-snoopplus), cubic;
 # zeng:    Zeng's delay-variation scenario: stock against pc (experiment
 #          zeng-delay-variation), reno-classic and cubic.
 set -euo pipefail
@@ -20,8 +21,7 @@ for step in ${STEPS:-lossy clean fast bursty zeng}; do
 	lossy) args=(--experiment pepd-acceptance --baseline stock/cubic) ;;
 	clean) args=(--profile uniform-2m-20ms-0pct --scheme stock,snoop --sender cubic --baseline stock/cubic) ;;
 	fast) args=(--profile uniform-10m-20ms-1pct --scheme stock,snoop --sender cubic --baseline stock/cubic) ;;
-	bursty) args=(--profile huangferng-correlated --scheme snoop,snoop+2 --sender cubic,reno-classic
-		--baseline snoop/cubic) ;;
+	bursty) args=(--experiment pepd-snoopplus --baseline snoop/cubic) ;;
 	zeng) args=(--experiment zeng-delay-variation --baseline stock/reno-classic) ;;
 	*) echo "eval-pepd: unknown step $step (lossy clean fast bursty zeng)" >&2; exit 2 ;;
 	esac

@@ -84,6 +84,12 @@
  * to one path round trip) is not congestion: aqm_target counts above it.
  * The congestion signals are then for what the clamp cannot see (other
  * traffic, a slower channel, a window that is not scaled as expected).
+ * The egress queue's limit counts packets, the clamp bytes: with small
+ * segments (Huang and Ferng's 512 bytes: 2 x BDP is 62 of them) twice the
+ * BDP is more than the queue holds.  So a refusal also caps the clamp at
+ * what was outstanding on the hop then, less one segment (never below one
+ * BDP), for QUEUE_CAP_HOLD_NS after the last refusal: the window stops at what the
+ * queue can take instead of overflowing it again every round trip.
  *
  * SACK towards the sender: while every hole below the highest SACK block is
  * cached here (so this box will repair it), the SACK option of forwarded
@@ -438,6 +444,7 @@ static void start_signal(struct snoop_state *s, uint32_t seq, const struct pep_c
 
 #define RATE_MIN_INTERVAL_NS (50 * NS_PER_MS)
 #define MIN_CLAMP_SEGMENTS 4
+#define QUEUE_CAP_HOLD_NS (10ULL * 1000000000ULL)
 
 /*
  * One delivery-rate sample per two hop RTTs (at least 50 ms): long enough
@@ -453,6 +460,8 @@ static void rate_update(struct snoop_state *s, uint64_t now)
 		s->rate_start_bytes = s->acked_bytes;
 		return;
 	}
+	if (s->queue_cap && now - s->queue_cap_ns > QUEUE_CAP_HOLD_NS)
+		s->queue_cap = 0;	/* no refusal for a while: the queue (or the path) may have grown */
 	if (now - s->rate_start_ns < span)
 		return;
 	s->rate[s->rate_i] = (s->acked_bytes - s->rate_start_bytes) * 1000000000ULL / (now - s->rate_start_ns);
@@ -476,22 +485,62 @@ static uint64_t max_rate(const struct snoop_state *s)
 
 #define CLAMP_GAIN 2
 
+bool snoop_copies_are_free(const struct snoop_state *s, uint64_t mss, uint8_t copies)
+{
+	uint64_t rate = max_rate(s), room_ns;
+
+	if (!s->rtt_valid || !rate)
+		return false;
+	room_ns = (uint64_t)(copies + 1) * mss * 1000000000ULL / rate;
+	return s->last_rtt_ns < s->min_rtt_ns + room_ns;
+}
+
 /* The path's minimum round trip, or 0 while unknown. */
 static uint64_t path_min_rtt(const struct snoop_state *s)
 {
 	return s->wired_rtt_ns && s->min_rtt_ns ? s->wired_rtt_ns + s->min_rtt_ns : 0;
 }
 
-/* The window the sender may have in flight, bytes; 0 while the estimates are not in. */
+static uint64_t flow_mss(const struct flow *f)
+{
+	return f->conn.max_payload ? f->conn.max_payload : 1448;
+}
+
+/* The window the sender may have in flight, bytes; 0 while nothing is known. */
 static uint64_t clamp_bytes(const struct flow *f, const struct pep_config *cfg)
 {
 	const struct snoop_state *s = &f->st.snoop;
-	uint64_t mss = f->conn.max_payload ? f->conn.max_payload : 1448, bytes;
+	uint64_t mss = flow_mss(f), bytes, bdp = 0;
 
-	if (!cfg->window_clamp || s->rate_n < 2 || !path_min_rtt(s))
+	if (!cfg->window_clamp)
 		return 0;
-	bytes = CLAMP_GAIN * max_rate(s) * path_min_rtt(s) / 1000000000ULL;
+	if (s->rate_n >= 2 && path_min_rtt(s))
+		bdp = max_rate(s) * path_min_rtt(s) / 1000000000ULL;
+	bytes = CLAMP_GAIN * bdp;
+	/* never below one BDP: a smaller window leaves the link idle whatever the queue */
+	if (s->queue_cap && (!bytes || bytes > s->queue_cap))
+		bytes = s->queue_cap > bdp ? s->queue_cap : bdp;
+	if (!bytes)
+		return 0;
 	return bytes > MIN_CLAMP_SEGMENTS * mss ? bytes : MIN_CLAMP_SEGMENTS * mss;
+}
+
+/* The egress queue refused a segment: it is full with what is outstanding on the hop now. */
+static void note_queue_full(struct flow *f, uint64_t now)
+{
+	struct snoop_state *s = &f->st.snoop;
+	uint64_t outstanding, mss = flow_mss(f);
+
+	if (!s->ack_seen)
+		return;
+	/*
+	 * The latest refusal, not the smallest: the queue also holds local
+	 * repairs and copies that the outstanding bytes do not count, so one
+	 * refusal can understate it.
+	 */
+	outstanding = (uint32_t)(s->snd_max - s->last_ack);
+	s->queue_cap = outstanding > mss ? outstanding - mss : 0;
+	s->queue_cap_ns = now;
 }
 
 /* Remember when an ACK with this TSval went to the fixed host. */
@@ -708,6 +757,7 @@ void snoop_sent(struct flow *f, uint32_t seq, bool queued, const struct pep_ctx 
 		return;
 	g = segq_at(&f->cache, (uint32_t)i);
 	COUNT(ctx, f, queue_drops, 1);
+	note_queue_full(f, ctx->now);
 	if (g->local_rtx)
 		g->local_rtx--;	/* a round that never left this box does not count */
 	if (!f->st.snoop.signal_pending && !(g->flags & SEG_QUEUE_DROP)) {
@@ -744,6 +794,11 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 			sample = g;
 		else if (g->local_rtx > 0)
 			discount += g->last_extra;
+		/* did one round do (what Snoop+'s copies are for), or did the first get lost too? */
+		if (g->local_rtx == 1)
+			COUNT(ctx, f, repaired_one_round, 1);
+		else if (g->local_rtx > 1)
+			COUNT(ctx, f, repaired_more_rounds, 1);
 	}
 	if (sample && ctx->now >= sample->last_tx_ns)
 		rtt_sample(s, ctx->now - sample->last_tx_ns, ctx->now);
@@ -950,6 +1005,7 @@ void snoop_report(const struct flow *f, const struct pep_ctx *ctx, struct json_o
 	jo_dbl(j, "wired_rtt_ms", (double)s->wired_rtt_ns / 1e6);
 	jo_dbl(j, "rate_mbps", (double)max_rate(s) * 8 / 1e6);
 	jo_u64(j, "window_clamp_bytes", clamp_bytes(f, ctx->cfg));
+	jo_u64(j, "queue_cap_bytes", f->st.snoop.queue_cap);
 	jo_dbl(j, "last_rtt_ms", (double)s->last_rtt_ns / 1e6);
 	jo_u64(j, "dupacks", s->dupacks);
 	jo_u64(j, "transmissions", s->tx_counter);

@@ -30,6 +30,14 @@ void snoop_report(const struct flow *f, const struct pep_ctx *ctx, struct json_o
 /* The local retransmission timeout for the next expiry, backoff included. */
 uint64_t snoop_rto(const struct snoop_state *s, const struct pep_config *cfg);
 
+/*
+ * Would `copies` extra copies go out on an idle link?  True while the hop's
+ * latest RTT stands less than the time to send them (at the measured
+ * delivery rate) above its minimum; false while a queue stands, where each
+ * copy takes the place of new data, or while the hop is not measured yet.
+ */
+bool snoop_copies_are_free(const struct snoop_state *s, uint64_t mss, uint8_t copies);
+
 /* Adaptive Snoop+: feed one first-transmission outcome into the estimator (and re-choose c). */
 void loss_estimator_update(struct loss_estimator *e, bool lost, uint32_t window, double target);
 

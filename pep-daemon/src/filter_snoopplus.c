@@ -18,6 +18,14 @@
  * about 3 % and c = 2 above, the paper's crossover; under long bad periods
  * p_bb is high and c goes to 3, which the paper found best there).
  *
+ * The copies are sent only while they are free: while the hop's RTT shows
+ * no standing queue (snoop_copies_are_free).  The paper's senders had 20-
+ * packet windows, below the path's BDP, so the link had idle time for
+ * copies; a Linux sender fills the link (and pepd's clamp lets it keep a
+ * BDP queued), and there every copy takes the place of new data: measured
+ * on Huang and Ferng's channel, fixed c = 2 cost goodput (pep-daemon/README.rst).
+ * Withheld copies are counted (copies_withheld).
+ *
  * Why c >= 3 falsely triggers another round in the paper: Snoop counts
  * dupacks for the new ACK and retransmits at RTX_THRESH = 3.  When all
  * 1 + c copies arrive, the first one advances the ACK and each of the c
@@ -77,9 +85,17 @@ void loss_estimator_update(struct loss_estimator *e, bool lost, uint32_t window,
 
 static uint8_t plus_copies(struct flow *f, const struct pep_ctx *ctx)
 {
-	if (ctx->cfg->copies == COPIES_AUTO)
-		return f->st.snoop.est.copies;
-	return (uint8_t)ctx->cfg->copies;
+	const struct snoop_state *s = &f->st.snoop;
+	uint64_t mss = f->conn.max_payload ? f->conn.max_payload : 1448;
+
+	if (ctx->cfg->copies != COPIES_AUTO)
+		return (uint8_t)ctx->cfg->copies;
+	/* on a busy link a copy displaces new data: only an idle link's copies are free */
+	if (s->est.copies && !snoop_copies_are_free(s, mss, s->est.copies)) {
+		COUNT(ctx, f, copies_withheld, s->est.copies);
+		return 0;
+	}
+	return s->est.copies;
 }
 
 static void plus_outcome(struct flow *f, const struct pep_ctx *ctx, bool lost)

@@ -63,6 +63,8 @@ struct snoop_state {
 	uint64_t wired_rtt_stamp;
 	bool right_edge_valid;
 	uint32_t right_edge;		/* of the window last passed to the fixed host */
+	uint64_t queue_cap;		/* bytes the egress queue held when it last refused one (0: none) */
+	uint64_t queue_cap_ns;		/* ... and when */
 	struct loss_estimator est;
 };
 

@@ -19,7 +19,10 @@
 	X(local_rtx, "segments retransmitted locally on dupacks or SACK holes")                               \
 	X(local_rtx_timer, "segments retransmitted locally by the local timer")                               \
 	X(copies_sent, "extra copies sent with local retransmissions (Snoop+)")                               \
+	X(copies_withheld, "adaptive Snoop+ copies not sent because a queue stood on the hop")                \
 	X(rtx_given_up, "segments left to the sender after max_local_rtx rounds")                              \
+	X(repaired_one_round, "locally repaired segments acknowledged after one local round")                 \
+	X(repaired_more_rounds, "locally repaired segments acknowledged after two or more local rounds")      \
 	X(dupacks_dropped, "duplicate ACKs kept from the sender")                                              \
 	X(dupacks_forwarded, "duplicate ACKs passed to the sender")                                            \
 	X(sack_hidden, "ACKs forwarded with their SACK option blanked")                                        \

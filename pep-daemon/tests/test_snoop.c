@@ -261,6 +261,22 @@ static const struct step clamp[] = {
 	END_,
 };
 
+/*
+ * The egress queue refuses 8000 while 1000..8999 are outstanding on the hop
+ * (8000 bytes): it holds about 7000.  Before any rate estimate, ACKs to the
+ * sender then carry at most that (the right edge, 6000, is already behind).
+ */
+static const struct step queue_cap[] = {
+	D(0, 0),
+	AW(40, 1000, 5000, FWD, ""),
+	D(41, 1000), D(42, 2000), D(43, 3000), D(44, 4000), D(45, 5000), D(46, 6000), D(47, 7000),
+	DQ(48, 8000),
+	AW(80, 2000, 13000, FWD, "win 7000"),
+	AW(85, 3000, 13000, FWD, "win 7000"),
+	AW(90, 4000, 6000, FWD, ""),	/* the receiver's own window is smaller */
+	END_,
+};
+
 /* Not dupacks: an ACK carrying data passes; an ACK older than one seen is dropped. */
 static const struct step not_dupacks[] = {
 	D(0, 0), D(1, 1000), D(2, 2000),
@@ -417,16 +433,20 @@ int main(void)
 {
 	sender_copy_replaces_ours();
 	run_case("single_loss", single_loss, 4, false, 1000000, NULL,
-		 "local_rtx=1 dupacks_dropped=3 cached_packets=5 dupacks_forwarded=0");
+		 "local_rtx=1 dupacks_dropped=3 cached_packets=5 dupacks_forwarded=0 "
+		 "repaired_one_round=1 repaired_more_rounds=0");
 	run_case("single_loss/ipv6", single_loss, 6, false, 1000000, NULL, "local_rtx=1 dupacks_dropped=3");
 	run_case("single_loss/wrap", single_loss, 4, false, 0xfffff000u, NULL, "local_rtx=1 dupacks_dropped=3");
-	run_case("lost_rtx", lost_rtx, 4, false, 1000000, NULL, "local_rtx=1 local_rtx_timer=1 dupacks_dropped=6");
-	run_case("lost_rtx_sack", lost_rtx_sack, 4, true, 1000000, NULL, "local_rtx=2 dupacks_dropped=3");
+	run_case("lost_rtx", lost_rtx, 4, false, 1000000, NULL,
+		 "local_rtx=1 local_rtx_timer=1 dupacks_dropped=6 repaired_one_round=0 repaired_more_rounds=1");
+	run_case("lost_rtx_sack", lost_rtx_sack, 4, true, 1000000, NULL,
+		 "local_rtx=2 dupacks_dropped=3 repaired_one_round=0 repaired_more_rounds=1");
 	run_case("single_loss/keep_dupacks", single_loss_kept, 4, false, 1000000, keep_dupacks,
 		 "local_rtx=1 dupacks_dropped=0 dupacks_forwarded=3");
 	run_case("sack_single/keep_dupacks", sack_single_kept, 4, true, 1000000, keep_dupacks,
 		 "local_rtx=1 dupacks_dropped=0 dupacks_forwarded=3");
-	run_case("two_holes_reno", two_holes_reno, 4, false, 1000000, NULL, "local_rtx=2");
+	run_case("two_holes_reno", two_holes_reno, 4, false, 1000000, NULL,
+		 "local_rtx=2 repaired_one_round=2 repaired_more_rounds=0");
 	run_case("sack_single", sack_single, 4, true, 1000000, NULL, "local_rtx=1 dupacks_dropped=3");
 	run_case("sack_single/ipv6", sack_single, 6, true, 1000000, NULL, "local_rtx=1");
 	run_case("sack_two_holes", sack_two_holes, 4, true, 1000000, NULL, "local_rtx=2 sack_hidden=1");
@@ -454,6 +474,7 @@ int main(void)
 	run_case("partial_ack_held", partial_ack_held, 4, false, 1000000, NULL,
 		 "partial_acks_held=1 local_rtx=1 congestion_signals=1 dupacks_forwarded=2");
 	run_case("clamp", clamp, 4, false, 1000000, clamp_on, "window_clamped=2");
+	run_case("queue_cap", queue_cap, 4, false, 1000000, clamp_on, "window_clamped=2 queue_drops=1");
 	run_case("thresh_two", thresh_two, 4, false, 1000000, thresh2, "local_rtx=2");
 	run_case("growing_window", growing_window, 4, false, 1000000, NULL, "local_rtx_timer=1 dupacks_dropped=0");
 	run_case("growing_window_sack", growing_window_sack, 4, true, 1000000, NULL, "local_rtx=1 dupacks_dropped=2");

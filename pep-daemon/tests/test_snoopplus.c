@@ -144,8 +144,44 @@ static void estimator(void)
 	}
 }
 
+/* Copies are free while no queue stands: RTT above its minimum by less than their sending time. */
+static void copies_are_free(void)
+{
+	static const struct {
+		const char *name;
+		bool measured;
+		uint64_t min_ms, last_ms, rate;	/* rate: bytes/s */
+		uint8_t copies;
+		bool want;
+	} cases[] = {
+		/* 250 kB/s, 500-byte segments: 2 ms each; c = 2 needs 6 ms */
+		{ "idle hop", true, 5, 5, 250000, 2, true },
+		{ "5 ms of queue", true, 5, 10, 250000, 2, true },
+		{ "6 ms of queue", true, 5, 11, 250000, 2, false },
+		{ "a BDP queued", true, 5, 70, 250000, 2, false },
+		{ "c = 3 needs 8 ms", true, 5, 12, 250000, 3, true },
+		{ "not measured yet", false, 5, 5, 250000, 2, false },
+		{ "no rate yet", true, 5, 5, 0, 2, false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct snoop_state s = { 0 };
+		bool got;
+
+		s.rtt_valid = cases[i].measured;
+		s.min_rtt_ns = cases[i].min_ms * 1000000ULL;
+		s.last_rtt_ns = cases[i].last_ms * 1000000ULL;
+		s.rate[0] = cases[i].rate;
+		s.rate_n = cases[i].rate ? 1 : 0;
+		got = snoop_copies_are_free(&s, 500, cases[i].copies);
+		CHECK(got == cases[i].want, "copies_are_free %s: %d, expected %d", cases[i].name, got, cases[i].want);
+	}
+}
+
 int main(void)
 {
+	copies_are_free();
 	run_case("copies2", copies2, false, 2, 1, true, 2);
 	run_case("false_round_c3", false_round_c3, false, 3, 3, false, 6);
 	run_case("no_false_round_c3", no_false_round_c3, false, 3, 3, true, 3);

@@ -15,6 +15,7 @@ from . import experiment as ex
 from . import netns, report
 from . import result as res
 from .checkout import meant_checkout
+from .dynamics import timeloss_attach
 from .errors import AirtcpError
 from .paths import EXPERIMENT_DIR, REPO_ROOT, RESULTS_DIR, TESTBED_DIR
 from .profile import DIRECTIONS, Profile, available_profiles, load_profile, parse_assignment
@@ -213,10 +214,10 @@ def cmd_profile_show(args: argparse.Namespace) -> int:
             spec = profile.links[link.name].direction(direction)
             argv = ["tc", "qdisc", "replace", "dev", end.dev, "root", "netem", *spec.netem_args()]
             print(f"[{end.role}] {' '.join(argv)}    # {link.name} {direction}, loss {spec.loss.loss_rate():.4g}")
-            timeloss = spec.timeloss_args()
-            if timeloss:
-                argv = ["airtcp-timeloss", "attach", "--dev", end.dev, "--start-at", "T0", *timeloss]
-                print(f"[{end.role}] {' '.join(argv)}    # time-driven loss from the transfer's start")
+            if spec.timeloss_args():
+                receiver, attach_args = timeloss_attach(link, direction, spec, "T0")
+                argv = ["airtcp-timeloss", *attach_args]
+                print(f"[{receiver.role}] {' '.join(argv)}    # time-driven loss from the transfer's start")
     for link_name, event in profile.events(horizon):
         end = profile_link_end(profile, link_name, event.direction)
         argv = ["tc", "qdisc", "change", "dev", end.dev, "root", "netem", *event.state.netem_args()]

@@ -5,7 +5,10 @@ starts:
 
 * time-driven loss channels (``time-markov``, ``outage``) are attached with
   airtcp-timeloss and told to start at t0; their state is decided by the
-  BPF program itself, to the nanosecond;
+  BPF program itself, to the nanosecond.  They sit on the receiving end's
+  ingress and look at the channel one propagation delay before a packet's
+  arrival: the instant it was on the air (not when it entered the sender's
+  queue), and a loss nobody on the sending side hears about;
 * scheduled changes (``schedule``, ``delay_variation``) are written at
   t0 + at to one long-lived ``tc -batch`` process per host, so that each
   change costs a netlink round trip instead of a process start, and each
@@ -23,10 +26,21 @@ from typing import TYPE_CHECKING
 from .errors import AirtcpError
 from .paths import TIMELOSS_BIN
 from .proc import Background
-from .profile import DIRECTIONS, Event
+from .profile import DIRECTIONS, Direction, Event
+from .units import format_duration_us
 
 if TYPE_CHECKING:
-    from .topology import Topology
+    from .topology import Endpoint, LinkEnds, Topology
+
+
+def timeloss_attach(link: LinkEnds, direction: str, spec: Direction, start_at: str) -> tuple[Endpoint, list[str]]:
+    """Where a direction's time-driven channel goes, and airtcp-timeloss's arguments for it."""
+    args = spec.timeloss_args()
+    assert args is not None
+    end = link.ingress(direction)
+    hook = ["--dev", end.dev, "--hook", "ingress"]
+    return end, ["attach", *hook, "--offset", format_duration_us(spec.delay_s), "--start-at", start_at, *args]
+
 
 # Attaching a channel starts a process (~0.2-0.5 s under software
 # emulation); t0 is put far enough ahead that all of them are in place.
@@ -38,14 +52,12 @@ class Dynamics:
     def __init__(self, topo: Topology, horizon_s: float) -> None:
         self.topo = topo
         self.events: list[tuple[str, Event]] = topo.profile.events(horizon_s)
-        self.channels: list[tuple[str, str, list[str]]] = []  # (role, dev, timeloss args)
+        self.channels: list[tuple[LinkEnds, str, Direction]] = []
         for link in topo.links:
             spec = topo.profile.links[link.name]
             for direction in DIRECTIONS:
-                args = spec.direction(direction).timeloss_args()
-                if args:
-                    end = link.egress(direction)
-                    self.channels.append((end.role, end.dev, args))
+                if spec.direction(direction).timeloss_args():
+                    self.channels.append((link, direction, spec.direction(direction)))
         self.log: list[dict[str, object]] = []
         self.attached: list[dict[str, object]] = []
         self.errors: list[str] = []
@@ -66,13 +78,14 @@ class Dynamics:
 
     def start(self) -> None:
         """Attach the channels and start the scheduler; call after plan_t0."""
-        for role, dev, args in self.channels:
-            argv = [str(TIMELOSS_BIN), "attach", "--dev", dev, "--start-at", str(self.t0_ns), *args]
+        for link, direction, spec in self.channels:
+            end, args = timeloss_attach(link, direction, spec, str(self.t0_ns))
             if not TIMELOSS_BIN.exists():
                 raise AirtcpError(f"{TIMELOSS_BIN} missing: run `make build`")
-            out = self.topo.host(role).run(argv)
+            out = self.topo.host(end.role).run([str(TIMELOSS_BIN), *args])
             info = json.loads(out)
-            info["role"] = role
+            info["role"] = end.role
+            info["direction"] = direction
             self.attached.append(info)
         roles = {self._role(link_name, event) for link_name, event in self.events}
         for role in sorted(roles):
@@ -116,12 +129,14 @@ class Dynamics:
     def stats(self) -> list[dict[str, object]]:
         """Per-channel counters of the time-driven loss (good/bad packets)."""
         found = []
-        for role, dev, _ in self.channels:
-            out = self.topo.host(role).run([str(TIMELOSS_BIN), "stats", "--dev", dev], check=False)
+        for link, direction, _ in self.channels:
+            end = link.ingress(direction)
+            argv = [str(TIMELOSS_BIN), "stats", "--dev", end.dev, "--hook", "ingress"]
+            out = self.topo.host(end.role).run(argv, check=False)
             try:
-                found.append({"role": role, **json.loads(out)})
+                found.append({"role": end.role, "direction": direction, **json.loads(out)})
             except json.JSONDecodeError:
-                found.append({"role": role, "dev": dev, "raw": out})
+                found.append({"role": end.role, "direction": direction, "dev": end.dev, "raw": out})
         return found
 
     def stop(self) -> None:

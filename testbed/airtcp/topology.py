@@ -59,6 +59,10 @@ class LinkEnds:
     def egress(self, direction: str) -> Endpoint:
         return self.left if direction == "down" else self.right
 
+    def ingress(self, direction: str) -> Endpoint:
+        """The end that receives what travels in ``direction``."""
+        return self.right if direction == "down" else self.left
+
 
 def plan_links(profile: Profile) -> list[LinkEnds]:
     """Pure address and interface plan for a profile (unit-tested)."""

@@ -11,6 +11,15 @@
  * time, so idle periods and packet spacing do not distort it.  The sequence
  * of holding times depends only on the seed (its own generator), not on
  * the traffic.
+ *
+ * The testbed attaches it at the receiving end's ingress, so that the
+ * state is that of the instant the packet was on the air (arrival minus
+ * the link's propagation delay, cfg.offset_ns) rather than the instant it
+ * entered the sender's queue, and a lost packet is lost silently: a drop
+ * on the sender's egress hook would be returned to a local sender as
+ * NET_XMIT_DROP (ENOBUFS), which a base-station daemon rightly reads as
+ * its own queue overflowing.  For the same reason a loss is TC_ACT_STOLEN
+ * (consumed, "success") rather than TC_ACT_SHOT on either hook.
  */
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
@@ -91,7 +100,7 @@ static __always_inline void advance(struct tl_chan *chan, __u64 now)
 SEC("tc")
 int timeloss(struct __sk_buff *skb)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns() - cfg.offset_ns;
 	struct tl_chan *chan;
 	__u32 key = 0, state;
 	int verdict = TC_ACT_OK;
@@ -120,7 +129,7 @@ int timeloss(struct __sk_buff *skb)
 	if (cfg.loss_all[state] ||
 	    (cfg.loss[state] && (__u32)next_random(&chan->rng_loss) < cfg.loss[state])) {
 		chan->dropped[state]++;
-		verdict = TC_ACT_SHOT;
+		verdict = TC_ACT_STOLEN;
 	}
 	bpf_spin_unlock(&chan->lock);
 	return verdict;

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * airtcp-timeloss: load, attach, inspect and detach the time-driven loss
- * channel (timeloss.bpf.o) on a device's tc egress hook, in the network
- * namespace the command runs in.
+ * channel (timeloss.bpf.o) on a device's tc egress or ingress hook, in the
+ * network namespace the command runs in.
  *
  *   airtcp-timeloss attach --dev DEV --good-mean T --bad-mean T
  *                   [--holding exponential|deterministic] [--loss-good P]
  *                   [--loss-bad P] [--seed N] [--first-good T]
- *                   [--start-at NS] [--obj FILE]
- *   airtcp-timeloss stats --dev DEV
- *   airtcp-timeloss detach --dev DEV
+ *                   [--start-at NS] [--hook egress|ingress] [--offset T]
+ *                   [--obj FILE]
+ *   airtcp-timeloss stats --dev DEV [--hook egress|ingress]
+ *   airtcp-timeloss detach --dev DEV [--hook egress|ingress]
+ *
+ * --offset: the state applied to a packet is the channel's at its arrival
+ * at the hook minus this (at a receiver's ingress: the link's one-way
+ * delay, so the state is the one while the packet was on the air).
  *
  * Times take a unit (us, ms, s); probabilities are in [0, 1].  The filter
  * stays attached after this program exits and goes away with the device
@@ -44,6 +49,8 @@ struct options {
 	int deterministic;
 	unsigned long long seed;
 	unsigned long long start_ns;
+	double offset_s;
+	enum bpf_tc_attach_point hook;
 };
 
 static void die(const char *what, const char *value, const char *problem)
@@ -112,6 +119,7 @@ static void build_config(const struct options *o, struct tl_config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->start_ns = o->start_ns;
+	cfg->offset_ns = (__u64)llround(o->offset_s * 1e9);
 	cfg->mean_ns[TL_GOOD] = (__u64)llround(o->good_mean_s * 1e9);
 	cfg->mean_ns[TL_BAD] = (__u64)llround(o->bad_mean_s * 1e9);
 	cfg->first_good_ns = (__u64)llround(o->first_good_s * 1e9);
@@ -145,16 +153,16 @@ static const char *default_object(void)
 	return path;
 }
 
-static int hook_for(const char *dev, struct bpf_tc_hook *hook)
+static int hook_for(const struct options *o, struct bpf_tc_hook *hook)
 {
-	int ifindex = if_nametoindex(dev);
+	int ifindex = if_nametoindex(o->dev);
 
 	if (!ifindex)
-		die("--dev", dev, "no such interface in this network namespace");
+		die("--dev", o->dev, "no such interface in this network namespace");
 	memset(hook, 0, sizeof(*hook));
 	hook->sz = sizeof(*hook);
 	hook->ifindex = ifindex;
-	hook->attach_point = BPF_TC_EGRESS;
+	hook->attach_point = o->hook;
 	return ifindex;
 }
 
@@ -170,7 +178,7 @@ static int cmd_attach(const struct options *o)
 	libbpf_print_fn_t previous;
 	int ifindex, err;
 
-	ifindex = hook_for(o->dev, &hook);
+	ifindex = hook_for(o, &hook);
 	obj = bpf_object__open_file(o->obj, NULL);
 	if (!obj)
 		die("--obj", o->obj, "cannot open the BPF object");
@@ -214,9 +222,10 @@ static int cmd_attach(const struct options *o)
 		return 1;
 	}
 	printf("{\"dev\": \"%s\", \"ifindex\": %d, \"prog_id\": %u, \"start_ns\": %llu, "
-	       "\"good_mean_s\": %.9g, \"bad_mean_s\": %.9g, \"deterministic\": %d, \"seed\": %llu}\n",
+	       "\"good_mean_s\": %.9g, \"bad_mean_s\": %.9g, \"deterministic\": %d, \"seed\": %llu, "
+	       "\"hook\": \"%s\", \"offset_s\": %.9g}\n",
 	       o->dev, ifindex, opts.prog_id, o->start_ns, o->good_mean_s, o->bad_mean_s,
-	       o->deterministic, o->seed);
+	       o->deterministic, o->seed, o->hook == BPF_TC_INGRESS ? "ingress" : "egress", o->offset_s);
 	bpf_object__close(obj);
 	return 0;
 }
@@ -261,7 +270,7 @@ static int cmd_stats(const struct options *o)
 	__u32 key = 0;
 	int map_fd;
 
-	hook_for(o->dev, &hook);
+	hook_for(o, &hook);
 	if (bpf_tc_query(&hook, &opts)) {
 		fprintf(stderr, "airtcp-timeloss: no timeloss channel on %s\n", o->dev);
 		return 1;
@@ -288,7 +297,7 @@ static int cmd_detach(const struct options *o)
 	struct bpf_tc_hook hook;
 	int err;
 
-	hook_for(o->dev, &hook);
+	hook_for(o, &hook);
 	err = bpf_tc_detach(&hook, &opts);
 	if (err) {
 		fprintf(stderr, "airtcp-timeloss: detach from %s: %s\n", o->dev, strerror(-err));
@@ -302,9 +311,10 @@ static void usage(FILE *out)
 	fputs("usage: airtcp-timeloss attach --dev DEV --good-mean T --bad-mean T\n"
 	      "                       [--holding exponential|deterministic] [--loss-good P]\n"
 	      "                       [--loss-bad P] [--seed N] [--first-good T]\n"
-	      "                       [--start-at MONOTONIC_NS] [--obj FILE]\n"
-	      "       airtcp-timeloss stats --dev DEV\n"
-	      "       airtcp-timeloss detach --dev DEV\n"
+	      "                       [--start-at MONOTONIC_NS] [--hook egress|ingress]\n"
+	      "                       [--offset T] [--obj FILE]\n"
+	      "       airtcp-timeloss stats --dev DEV [--hook egress|ingress]\n"
+	      "       airtcp-timeloss detach --dev DEV [--hook egress|ingress]\n"
 	      "Times need a unit (us, ms, s); probabilities are in [0, 1].\n",
 	      out);
 }
@@ -322,10 +332,12 @@ int main(int argc, char **argv)
 		{ "first-good", required_argument, NULL, 'f' },
 		{ "start-at", required_argument, NULL, 't' },
 		{ "obj", required_argument, NULL, 'o' },
+		{ "hook", required_argument, NULL, 'k' },
+		{ "offset", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct options o = { .loss_bad = 1.0, .seed = 1, .first_good_s = -1 };
+	struct options o = { .loss_bad = 1.0, .seed = 1, .first_good_s = -1, .hook = BPF_TC_EGRESS };
 	const char *command;
 	int c, have_good = 0, have_bad = 0;
 
@@ -371,6 +383,15 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			o.obj = optarg;
+			break;
+		case 'k':
+			if (!strcmp(optarg, "ingress"))
+				o.hook = BPF_TC_INGRESS;
+			else if (strcmp(optarg, "egress"))
+				die("--hook", optarg, "expected egress or ingress");
+			break;
+		case 'O':
+			o.offset_s = parse_time("--offset", optarg);
 			break;
 		case 'h':
 			usage(stdout);

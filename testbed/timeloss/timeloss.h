@@ -21,6 +21,7 @@
 
 struct tl_config {
 	__u64 start_ns;		/* CLOCK_MONOTONIC; no loss before it */
+	__u64 offset_ns;	/* subtracted from the arrival time: the state when the packet was on air */
 	__u64 mean_ns[2];	/* mean holding time per state */
 	__u64 first_good_ns;	/* deterministic: first good period */
 	__u64 seed;

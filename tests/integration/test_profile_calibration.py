@@ -105,7 +105,7 @@ def test_time_driven_channel() -> None:
         t0 = dynamics.plan_t0()
         dynamics.start()
         probe = send_probes(topo, "s", "wh", 8000, spacing, 200, t0_ns=t0)
-        (stats,) = [s for s in dynamics.stats() if s["dev"] == "to-wh"]
+        (stats,) = [s for s in dynamics.stats() if s["direction"] == "down"]
         dynamics.stop()
     q = 1 / model.good_mean_s + 1 / model.bad_mean_s
     pi_b = model.bad_fraction()
@@ -208,7 +208,11 @@ def test_the_result_file_logs_dynamics(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     run = json.loads(out.read_text())["cases"][0]["runs"][0]
     dynamics = run["dynamics"]
-    assert [c["dev"] for c in dynamics["channels"]] == ["to-wh", "to-bs"]
+    # each direction's channel at its receiver's ingress: WH for data, BS for ACKs
+    assert [(c["role"], c["dev"], c["hook"]) for c in dynamics["channels"]] == [
+        ("wh", "to-bs", "ingress"),
+        ("bs", "to-wh", "ingress"),
+    ]
     assert all(c["start_ns"] == dynamics["t0_monotonic_ns"] for c in dynamics["channels"])
     assert [(e["link"], e["at_s"]) for e in dynamics["schedule"]] == [("wired", 1.0), ("wired", 1.0)]
     assert sum(c["dropped_bad"] for c in dynamics["timeloss"]) > 0

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from airtcp.dynamics import timeloss_attach
 from airtcp.profile import parse_profile
 from airtcp.topology import plan_links, plan_routes
 
@@ -45,3 +48,25 @@ def test_router_between_s_and_bs() -> None:
     assert {gw for _, _, gw in routes["wh"]} == {"10.10.2.1", "fd00:10:2::1"}
     # No interface name is a single letter (ip would parse it as a keyword).
     assert all(len(end.dev) > 1 for link in links for end in (link.left, link.right))
+
+
+@pytest.mark.parametrize(
+    ("direction", "role", "dev", "offset"),
+    [
+        ("down", "wh", "to-bs", "20000us"),  # data lost on the air reaches no one: cut at WH's ingress
+        ("up", "bs", "to-wh", "5000us"),  # ACKs: at BS's ingress, before pepd or arqd see them
+    ],
+)
+def test_time_driven_loss_sits_at_the_receivers_ingress(direction: str, role: str, dev: str, offset: str) -> None:
+    wireless = {
+        "rate": "2mbit",
+        "delay": "20ms",
+        "loss": {"model": "time-markov", "good_mean": "100ms", "bad_mean": "5ms"},
+        "up": {"delay": "5ms"},
+    }
+    profile = parse_profile("t", {"description": "t", "links": {"wired": WIRED, "wireless": wireless}}, "t.toml")
+    link = plan_links(profile)[1]
+    end, args = timeloss_attach(link, direction, profile.links["wireless"].direction(direction), "T0")
+    assert (end.role, end.dev) == (role, dev)
+    assert args[:8] == ["attach", "--dev", dev, "--hook", "ingress", "--offset", offset, "--start-at"]
+    assert args[8] == "T0" and "--good-mean" in args
