@@ -15,7 +15,7 @@ from . import experiment as ex
 from . import netns, report
 from . import result as res
 from .errors import AirtcpError
-from .paths import EXPERIMENT_DIR, REPO_ROOT, RESULTS_DIR
+from .paths import EXPERIMENT_DIR, REPO_ROOT, RESULTS_DIR, TESTBED_DIR
 from .profile import DIRECTIONS, Profile, available_profiles, load_profile, parse_assignment
 from .scheme import available_schemes, available_senders, load_scheme, load_sender
 from .tomlfile import available
@@ -69,6 +69,9 @@ def _in_guest(args: argparse.Namespace, choice: be.Choice, command: list[str], r
     from .metadata import GIT_ENV, git_describe
 
     env = {"AIRTCP_BACKEND_REASON": choice.reason, GIT_ENV: git_describe(), "PYTHONUNBUFFERED": "1"}
+    # This checkout's airtcp in the guest too: the shared virtualenv may have
+    # another checkout (a git worktree's main) installed in editable mode.
+    env["PYTHONPATH"] = str(TESTBED_DIR)
     return be.run_in_vm(command, rwdirs=rwdirs, env=env, opts=_vm_options(args))
 
 
@@ -90,6 +93,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         duration=args.duration,
         runs=args.runs,
         ipv6=True if args.ipv6 else None,
+        capture=True if args.capture else None,
     )
     # Validate every input before booting anything.
     exp = ex.load_experiment(args.experiment, overrides)
@@ -266,6 +270,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--duration", help="transfer length with unit, e.g. 20s")
     run.add_argument("--runs", type=int, help="runs per case (median and confidence interval over them)")
     run.add_argument("--ipv6", action="store_true", help="transfer over IPv6 instead of IPv4")
+    run.add_argument(
+        "--capture",
+        action="store_true",
+        help="capture headers at the sender and record recovery time per loss episode (transfer.capture)",
+    )
     run.add_argument("--out", help="result file (.json) or directory (default: results/NAME-STAMP.json)")
     run.add_argument("--baseline", help="case the table's ratios refer to, e.g. stock/cubic")
     run.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
