@@ -16,7 +16,7 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -222,11 +222,40 @@ def _available_cc() -> set[str]:
         return set()
 
 
-def prepare(exp: Experiment) -> None:
+ALLOWED_CC = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+
+
+def allowed_with(current: str, wanted: Sequence[str]) -> str | None:
+    """The allowed list extended by ``wanted``, or None if nothing is missing."""
+    names = current.split()
+    missing = [name for name in dict.fromkeys(wanted) if name not in names]
+    return " ".join([*names, *missing]) if missing else None
+
+
+def allow_congestion_control(wanted: Sequence[str], path: Path = ALLOWED_CC) -> str | None:
+    """Make every sender's algorithm usable as a namespace's default.
+
+    Outside init_net, ``net.ipv4.tcp_congestion_control`` accepts only an
+    algorithm in the global ``tcp_allowed_congestion_control`` (else
+    EPERM; Linux allows reno and cubic out of the box, not westwood or
+    snacks).  That list lives in the initial namespace only, where this
+    runs.  Returns the previous list when it was changed (to restore).
+    """
+    current = path.read_text().strip()
+    extended = allowed_with(current, wanted)
+    if extended is None:
+        return None
+    path.write_text(extended + "\n")
+    return current
+
+
+def prepare(exp: Experiment) -> str | None:
     """Load the kernel modules every case needs, before the first run.
 
     Failing here, before any traffic, keeps a typo in a sender file from
-    surfacing as a failed run twenty minutes into a sweep.
+    surfacing as a failed run twenty minutes into a sweep.  Also puts every
+    sender's algorithm in tcp_allowed_congestion_control; returns the list
+    it replaced (None if unchanged), which run_experiment restores.
     """
     needed: set[str] = set()
     for scheme, sender in exp.cases:
@@ -244,6 +273,10 @@ def prepare(exp: Experiment) -> None:
                 sender.congestion_control,
                 "not available in this kernel (tcp_available_congestion_control)",
             )
+    try:
+        return allow_congestion_control([sender.congestion_control for _scheme, sender in exp.cases])
+    except OSError as exc:
+        raise AirtcpError(f"{ALLOWED_CC}: cannot allow the senders' congestion control ({exc})") from None
 
 
 def _listening(topo: Topology, port: int) -> bool | None:
@@ -405,7 +438,7 @@ def _terminate(signum: int, _frame: object) -> None:
 
 def run_experiment(exp: Experiment, out: Path, backend: str, reason: str, progress: Progress = print) -> dict[str, Any]:
     """Run every case ``exp.runs`` times, saving the result after each run."""
-    prepare(exp)
+    previous_allowed = prepare(exp)
     doc = result.new_result(exp.to_json(), metadata.collect(backend, reason))
     total = len(exp.profiles) * len(exp.cases) * exp.runs
     step = 0
@@ -442,6 +475,8 @@ def run_experiment(exp: Experiment, out: Path, backend: str, reason: str, progre
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if previous_allowed is not None:
+            ALLOWED_CC.write_text(previous_allowed + "\n")
         doc["finished"] = result.now_iso()
         result.save(doc, out)
     return doc
