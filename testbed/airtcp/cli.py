@@ -162,6 +162,36 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_recovery(args: argparse.Namespace) -> int:
+    """Recompute every run's recovery summary from its kept capture."""
+    from . import recovery
+
+    path = Path(args.file)
+    doc = res.load(path)
+    done = missing = 0
+    for case in doc["cases"]:
+        for run in case["runs"]:
+            old = run.get("recovery")
+            if not isinstance(old, dict) or not old.get("capture_file"):
+                continue
+            capture = Path(old["capture_file"])
+            if not capture.is_absolute():
+                capture = path.parent / capture
+            try:
+                data = capture.read_bytes()
+            except OSError as exc:
+                print(f"airtcp: {capture}: {exc}", file=sys.stderr)
+                missing += 1
+                continue
+            new = recovery.analyse(data)
+            new.update(kernel_drops=old.get("kernel_drops"), capture_bytes=len(data), capture_file=old["capture_file"])
+            run["recovery"] = new
+            done += 1
+    res.save(doc, path)
+    print(f"airtcp: {done} run(s) re-analysed in {path}" + (f", {missing} capture(s) missing" if missing else ""))
+    return 1 if missing else 0
+
+
 # ---------------------------------------------------------------- others
 
 
@@ -287,6 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--baseline", help="case the ratios refer to")
     rep.add_argument("--no-plot", action="store_true")
     rep.set_defaults(func=cmd_report)
+
+    rec = sub.add_parser("recovery", help="recompute the recovery-time summaries of a result from its kept captures")
+    rec.add_argument("file", metavar="FILE")
+    rec.set_defaults(func=cmd_recovery)
 
     clean = sub.add_parser("clean", help="remove namespaces and processes left by a crashed run")
     clean.add_argument("--force", action="store_true", help="also remove those of runs still alive")

@@ -37,6 +37,10 @@ Definitions (Documentation/testbed.rst, "Recovery time per loss episode"):
   kernel counter TcpExtTCPTimeouts is recorded beside it as the check.
 * Episodes still open when the capture ends are counted as
   ``unfinished`` and have no recovery time.
+* An episode's **holes** are the separate runs of sequence space it
+  retransmitted (the holes the sender repaired, whatever told it about
+  them); ``many_holes`` counts episodes with more than 3, what one SACK
+  option can report beside timestamps.
 
 Malformed input is counted, never raised: a record longer than the file
 ends the parse (``truncated``); a frame too short for the headers it
@@ -270,10 +274,23 @@ class Episode:
     rto: bool = False
     from_dupack: bool = False  # started at a duplicate ACK, not at the retransmission
     retransmitted: set[int] = field(default_factory=set)
+    ranges: list[tuple[int, int]] = field(default_factory=list)  # [seq, end) retransmitted
 
     @property
     def duration(self) -> float | None:
         return None if self.end is None else self.end - self.start
+
+    @property
+    def holes(self) -> int:
+        """Separate runs of retransmitted sequence space: the holes repaired."""
+        count, reach = 0, None
+        for start, end in sorted(self.ranges):
+            if reach is None or start > reach:
+                count += 1
+                reach = end
+            else:
+                reach = max(reach, end)
+        return count
 
 
 def find_episodes(segments: Sequence[Segment], rto_min_s: float = RTO_MIN_S) -> list[Episode]:
@@ -311,6 +328,7 @@ def find_episodes(segments: Sequence[Segment], rto_min_s: float = RTO_MIN_S) -> 
                     # the episode lasts until that is acknowledged too.
                     episode.recovery_point = max(episode.recovery_point, snd_max)
                 episode.retransmitted.add(seq)
+                episode.ranges.append((seq, end))
             snd_max = max(snd_max, end)
             last_out = seg.t
             continue
@@ -346,8 +364,12 @@ def kernel_drops(tcpdump_stderr: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+MANY_HOLES = 3  # what one ACK's SACK option can report with timestamps
+
+
 def summarize_episodes(episodes: Sequence[Episode]) -> dict[str, object]:
-    done = [e.duration * 1000 for e in episodes if e.duration is not None]
+    finished = [e for e in episodes if e.duration is not None]
+    done = [e.duration * 1000 for e in finished if e.duration is not None]
     return {
         "episodes": len(done),
         "unfinished": len(episodes) - len(done),
@@ -356,7 +378,9 @@ def summarize_episodes(episodes: Sequence[Episode]) -> dict[str, object]:
         "rto_episodes": sum(1 for e in episodes if e.rto and e.duration is not None),
         "from_dupack": sum(1 for e in episodes if e.from_dupack and e.duration is not None),
         "retransmissions": sum(e.retransmissions for e in episodes),
+        "many_holes": sum(1 for e in finished if e.holes > MANY_HOLES),
         "recovery_ms": [round(d, 3) for d in done],
+        "holes": [e.holes for e in finished],
     }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .paths import VENV_DIR
-from .recovery import quantile
+from .recovery import MANY_HOLES, quantile
 from .stats import Summary, summarize
 
 
@@ -41,6 +41,8 @@ class RecoverySummary:
     unfinished: int  # over all runs
     malformed: int  # frames, over all runs
     kernel_drops: int  # packets tcpdump lost, over all runs
+    many_holes: Summary | None = None  # per run: episodes with more than 3 holes
+    many_holes_median_ms: float | None = None  # pooled recovery time of those
 
 
 def _ok_runs(case: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -71,6 +73,12 @@ def summarize_recovery(runs: Sequence[Mapping[str, Any]]) -> RecoverySummary | N
     if not captured:
         return None
     pooled = [float(ms) for rec in captured for ms in rec.get("recovery_ms", [])]
+    many = [
+        float(ms)
+        for rec in captured
+        for ms, holes in zip(rec.get("recovery_ms", []), rec.get("holes", []), strict=False)
+        if holes > MANY_HOLES
+    ]
     return RecoverySummary(
         runs=len(captured),
         episodes=_summary([rec.get("episodes") for rec in captured]),
@@ -82,6 +90,8 @@ def summarize_recovery(runs: Sequence[Mapping[str, Any]]) -> RecoverySummary | N
         unfinished=sum(int(rec.get("unfinished", 0)) for rec in captured),
         malformed=sum(int(rec.get("malformed", 0)) for rec in captured),
         kernel_drops=sum(int(rec.get("kernel_drops") or 0) for rec in captured),
+        many_holes=_summary([rec.get("many_holes") for rec in captured]),
+        many_holes_median_ms=quantile(many, 0.5) if many else None,
     )
 
 
@@ -152,7 +162,7 @@ def _group_table(rows: Sequence[CaseSummary], baseline: str | None) -> list[list
 def _recovery_table(rows: Sequence[CaseSummary]) -> list[list[str]]:
     lines = [
         ["case", "captured", "episodes", "recovery ms", "median CI", "p90 ms", "all eps. ms (p90)", "RTO eps.",
-         "RTOs", "recoveries", "unfinished", "malformed", "drops"]
+         "RTOs", "recoveries", ">3 holes", ">3 holes ms", "unfinished", "malformed", "drops"]
     ]  # fmt: skip
     for row in rows:
         rec = row.recovery
@@ -172,6 +182,8 @@ def _recovery_table(rows: Sequence[CaseSummary]) -> list[list[str]]:
                 _fmt(rec.rto_episodes, 0),
                 _fmt(row.timeouts, 0),
                 _fmt(row.recoveries, 0),
+                _fmt(rec.many_holes, 0),
+                "-" if rec.many_holes_median_ms is None else f"{rec.many_holes_median_ms:.1f}",
                 str(rec.unfinished),
                 str(rec.malformed),
                 str(rec.kernel_drops),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,7 @@ from airtcp.recovery import (
     ACK,
     FIN,
     SYN,
+    Episode,
     Frame,
     PcapError,
     Segment,
@@ -199,6 +201,26 @@ def test_syn_and_fin_take_sequence_space_but_are_no_retransmission() -> None:
     assert find_episodes(trace) == []
 
 
+@pytest.mark.parametrize(
+    ("ranges", "holes"),
+    [([], 0), ([(0, 10)], 1), ([(0, 10), (10, 20)], 1), ([(0, 10), (20, 30)], 2), ([(20, 30), (0, 10), (5, 25)], 1),
+     ([(0, 10), (0, 10), (30, 40), (12, 14), (14, 16)], 3)],
+)  # fmt: skip
+def test_holes_are_separate_retransmitted_runs(ranges: list[tuple[int, int]], holes: int) -> None:
+    episode = Episode(start=0.0, first_retx=0.0, recovery_point=100, ranges=ranges)
+    assert episode.holes == holes
+
+
+def test_holes_in_a_trace() -> None:
+    (episode,) = find_episodes(TWO_HOLES)
+    assert episode.holes == 2
+    five = [*burst(0.0, 0, 12), ack(0.1, 0, sack=((MSS, 2 * MSS),))]
+    five += [out(0.11 + i * 0.001, 2 * i * MSS) for i in range(5)] + [ack(0.3, 12 * MSS)]
+    assert [e.holes for e in find_episodes(five)] == [5]
+    summary = summarize_episodes(find_episodes(five))
+    assert (summary["many_holes"], summary["holes"]) == (1, [5])
+
+
 def test_summary_counts_and_quantiles() -> None:
     episodes = find_episodes([*TWO_EPISODES, out(0.6, 8 * MSS), out(0.61, 6 * MSS)])
     summary = summarize_episodes(episodes)
@@ -381,3 +403,23 @@ def test_the_bulk_flow_is_chosen_and_oriented() -> None:
 )  # fmt: skip
 def test_kernel_drops(stderr: str, expected: int | None) -> None:
     assert kernel_drops(stderr) == expected
+
+
+def test_airtcp_recovery_recomputes_from_the_kept_capture(tmp_path: Path) -> None:
+    from airtcp import cli, result
+
+    capture = tmp_path / "r.captures" / "001.pcap"
+    capture.parent.mkdir()
+    capture.write_bytes(pcap_file(ONE_HOLE_FRAMES))
+    doc = result.new_result({"name": "x"}, {})
+    runs = result.case_entry(doc, "p", "s", "t")["runs"]
+    runs.append({"error": None, "recovery": {"episodes": 99, "kernel_drops": 0, "capture_file": str(capture)}})
+    runs.append({"error": None, "recovery": {"episodes": 7}})  # no capture kept: left alone
+    path = tmp_path / "r.json"
+    result.save(doc, path)
+    assert cli.main(["recovery", str(path)]) == 0
+    first, second = (run["recovery"] for run in result.load(path)["cases"][0]["runs"])
+    assert first["episodes"] == 1 and first["capture_file"] == str(capture) and first["kernel_drops"] == 0
+    assert second == {"episodes": 7}
+    capture.unlink()
+    assert cli.main(["recovery", str(path)]) == 1  # a missing capture is an error

@@ -114,7 +114,8 @@ def test_recovery_table_only_when_captured() -> None:
     runs = doc["cases"][0]["runs"]
     per_run = [
         {"episodes": 4, "unfinished": 1, "median_ms": 80.0, "p90_ms": 300.0, "rto_episodes": 1,
-         "malformed": 2, "kernel_drops": 0, "recovery_ms": [70.0, 80.0, 90.0, 300.0]},
+         "malformed": 2, "kernel_drops": 0, "recovery_ms": [70.0, 80.0, 90.0, 300.0], "holes": [1, 4, 2, 9],
+         "many_holes": 2},
         {"episodes": 2, "unfinished": 0, "median_ms": 60.0, "p90_ms": 100.0, "rto_episodes": 0,
          "malformed": 0, "kernel_drops": 3, "recovery_ms": [60.0, 100.0]},
     ]  # fmt: skip
@@ -127,6 +128,8 @@ def test_recovery_table_only_when_captured() -> None:
     assert rec.pooled_median_ms == 80.0  # nearest rank over all six episodes
     assert rec.pooled_p90_ms == 300.0
     assert (rec.unfinished, rec.malformed, rec.kernel_drops) == (1, 2, 3)
+    assert rec.many_holes_median_ms == 80.0  # episodes of 4 and 9 holes: 80 and 300 ms
+    assert rec.many_holes is not None and rec.many_holes.median == 2.0
     text = report.table(doc)
     assert "recovery time per loss episode" in text
     recovery_block = text.split("recovery time per loss episode", 1)[1]
