@@ -99,6 +99,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         duration=args.duration,
         runs=args.runs,
         ipv6=True if args.ipv6 else None,
+        capture=True if args.capture else None,
     )
     # Validate every input before booting anything.
     exp = ex.load_experiment(args.experiment, overrides)
@@ -165,6 +166,36 @@ def cmd_report(args: argparse.Namespace) -> int:
     for name in args.files:
         _report_file(Path(name), args.baseline, plot=not args.no_plot)
     return 0
+
+
+def cmd_recovery(args: argparse.Namespace) -> int:
+    """Recompute every run's recovery summary from its kept capture."""
+    from . import recovery
+
+    path = Path(args.file)
+    doc = res.load(path)
+    done = missing = 0
+    for case in doc["cases"]:
+        for run in case["runs"]:
+            old = run.get("recovery")
+            if not isinstance(old, dict) or not old.get("capture_file"):
+                continue
+            capture = Path(old["capture_file"])
+            if not capture.is_absolute():
+                capture = path.parent / capture
+            try:
+                data = capture.read_bytes()
+            except OSError as exc:
+                print(f"airtcp: {capture}: {exc}", file=sys.stderr)
+                missing += 1
+                continue
+            new = recovery.analyse(data)
+            new.update(kernel_drops=old.get("kernel_drops"), capture_bytes=len(data), capture_file=old["capture_file"])
+            run["recovery"] = new
+            done += 1
+    res.save(doc, path)
+    print(f"airtcp: {done} run(s) re-analysed in {path}" + (f", {missing} capture(s) missing" if missing else ""))
+    return 1 if missing else 0
 
 
 # ---------------------------------------------------------------- others
@@ -275,6 +306,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--duration", help="transfer length with unit, e.g. 20s")
     run.add_argument("--runs", type=int, help="runs per case (median and confidence interval over them)")
     run.add_argument("--ipv6", action="store_true", help="transfer over IPv6 instead of IPv4")
+    run.add_argument(
+        "--capture",
+        action="store_true",
+        help="capture headers at the sender and record recovery time per loss episode (transfer.capture)",
+    )
     run.add_argument("--out", help="result file (.json) or directory (default: results/NAME-STAMP.json)")
     run.add_argument("--baseline", help="case the table's ratios refer to, e.g. stock/cubic")
     run.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
@@ -287,6 +323,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--baseline", help="case the ratios refer to")
     rep.add_argument("--no-plot", action="store_true")
     rep.set_defaults(func=cmd_report)
+
+    rec = sub.add_parser("recovery", help="recompute the recovery-time summaries of a result from its kept captures")
+    rec.add_argument("file", metavar="FILE")
+    rec.set_defaults(func=cmd_recovery)
 
     clean = sub.add_parser("clean", help="remove namespaces and processes left by a crashed run")
     clean.add_argument("--force", action="store_true", help="also remove those of runs still alive")

@@ -11,14 +11,17 @@ biasing one.
 from __future__ import annotations
 
 import itertools
+import re
+import shutil
 import signal
+import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import iperf, kmod, metadata, result, ss
+from . import iperf, kmod, metadata, recovery, result, ss
 from .components import Component
 from .dynamics import Dynamics
 from .errors import AirtcpError, ConfigError
@@ -34,7 +37,7 @@ EXPERIMENT_KEYS = (
     "description", "profile", "set", "sweep", "duration", "runs", "schemes", "senders", "every_sender",
     "transfer", "ipv6",
 )  # fmt: skip
-TRANSFER_KEYS = ("mss", "window", "ss_interval")
+TRANSFER_KEYS = ("mss", "window", "ss_interval", "capture")
 DEFAULT_SS_INTERVAL_S = 0.25
 
 
@@ -50,6 +53,7 @@ class Overrides:
     duration: str | None = None
     runs: int | None = None
     ipv6: bool | None = None
+    capture: bool | None = None
 
 
 @dataclass
@@ -64,6 +68,7 @@ class Experiment:
     window: int | None = None
     ss_interval_s: float = DEFAULT_SS_INTERVAL_S
     ipv6: bool = False
+    capture: bool = False  # headers at the sender -> recovery time per loss episode
     source: str = ""
     raw: dict[str, object] = field(default_factory=dict)
     sweep: dict[str, list[object]] = field(default_factory=dict)
@@ -86,6 +91,7 @@ class Experiment:
             "window": self.window,
             "ss_interval_s": self.ss_interval_s,
             "ip_version": 6 if self.ipv6 else 4,
+            "capture": self.capture,
             "cases": [{"scheme": s.name, "sender": t.name} for s, t in self.cases],
             "schemes": {s.name: s.to_json() for s, _ in self.cases},
             "senders": {t.name: t.to_json() for _, t in self.cases},
@@ -181,6 +187,11 @@ def parse_experiment(name: str, data: Mapping[str, object], where: str, over: Ov
     window = parse_size(where, "transfer.window", transfer["window"]) if "window" in transfer else None
     ss_interval = parse_duration(where, "transfer.ss_interval", transfer.get("ss_interval", "250ms"))
     ipv6 = over.ipv6 if over.ipv6 is not None else bool(data.get("ipv6", False))
+    capture = transfer.get("capture", False)
+    if not isinstance(capture, bool):
+        raise ConfigError(where, "transfer.capture", capture, "expected true or false")
+    if over.capture is not None:
+        capture = over.capture
     return Experiment(
         name=name,
         description=text(where, "description", data.get("description")),
@@ -192,6 +203,7 @@ def parse_experiment(name: str, data: Mapping[str, object], where: str, over: Ov
         window=window,
         ss_interval_s=ss_interval,
         ipv6=ipv6,
+        capture=capture,
         source=where,
         raw=dict(data),
         sweep=sweep,
@@ -210,11 +222,40 @@ def _available_cc() -> set[str]:
         return set()
 
 
-def prepare(exp: Experiment) -> None:
+ALLOWED_CC = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+
+
+def allowed_with(current: str, wanted: Sequence[str]) -> str | None:
+    """The allowed list extended by ``wanted``, or None if nothing is missing."""
+    names = current.split()
+    missing = [name for name in dict.fromkeys(wanted) if name not in names]
+    return " ".join([*names, *missing]) if missing else None
+
+
+def allow_congestion_control(wanted: Sequence[str], path: Path = ALLOWED_CC) -> str | None:
+    """Make every sender's algorithm usable as a namespace's default.
+
+    Outside init_net, ``net.ipv4.tcp_congestion_control`` accepts only an
+    algorithm in the global ``tcp_allowed_congestion_control`` (else
+    EPERM; Linux allows reno and cubic out of the box, not westwood or
+    snacks).  That list lives in the initial namespace only, where this
+    runs.  Returns the previous list when it was changed (to restore).
+    """
+    current = path.read_text().strip()
+    extended = allowed_with(current, wanted)
+    if extended is None:
+        return None
+    path.write_text(extended + "\n")
+    return current
+
+
+def prepare(exp: Experiment) -> str | None:
     """Load the kernel modules every case needs, before the first run.
 
     Failing here, before any traffic, keeps a typo in a sender file from
-    surfacing as a failed run twenty minutes into a sweep.
+    surfacing as a failed run twenty minutes into a sweep.  Also puts every
+    sender's algorithm in tcp_allowed_congestion_control; returns the list
+    it replaced (None if unchanged), which run_experiment restores.
     """
     needed: set[str] = set()
     for scheme, sender in exp.cases:
@@ -232,6 +273,10 @@ def prepare(exp: Experiment) -> None:
                 sender.congestion_control,
                 "not available in this kernel (tcp_available_congestion_control)",
             )
+    try:
+        return allow_congestion_control([sender.congestion_control for _scheme, sender in exp.cases])
+    except OSError as exc:
+        raise AirtcpError(f"{ALLOWED_CC}: cannot allow the senders' congestion control ({exc})") from None
 
 
 def _listening(topo: Topology, port: int) -> bool | None:
@@ -250,20 +295,69 @@ def _nstat(topo: Topology) -> dict[str, object]:
     return counters
 
 
+CAPTURE_SNAPLEN = 128  # Ethernet + IPv6 + TCP with 40 bytes of options fit
+
+
+def _start_capture(topo: Topology, port: int, path: Path) -> Background:
+    """tcpdump at the sender, both directions of the transfer's port.
+
+    The file appears only once the capture is live (pcap_dump_open after
+    activation), so waiting for it means no segment of the transfer is
+    missed.  Packets are stamped at the sender's interface: arriving ACKs
+    when they arrive, departing segments after the sender's own egress
+    qdisc (the wired hop's netem), in the order TCP sent them.
+    """
+    dev = next(end.dev for link in topo.links for end in (link.left, link.right) if end.role == "s")
+    filter_ = ["tcp", "port", str(port)]
+    capture = topo.host("s").spawn(
+        # -Z root: tcpdump would otherwise create the file as user tcpdump,
+        # who cannot write in the private temporary directory.
+        ["tcpdump", "-i", dev, "-s", str(CAPTURE_SNAPLEN), "-n", "-U", "-Z", "root", "-w", str(path), *filter_],
+        name="tcpdump",
+    )
+    poll_until("tcpdump to start capturing", lambda: True if path.exists() else None, deadline_s=15)
+    return capture
+
+
+def _finish_capture(capture: Background, path: Path, keep: Path | None) -> dict[str, object]:
+    """Stop tcpdump and analyse its file; keep it as ``keep`` or delete it."""
+    capture.stop()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return {"error": f"capture file: {exc}"}
+    summary = recovery.analyse(data, capture.stderr)
+    summary["capture_bytes"] = len(data)
+    if keep is not None:
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(path, keep)
+        summary["capture_file"] = str(keep)
+    return summary
+
+
 def _sleep_until(monotonic_ns: int) -> None:
     delay = (monotonic_ns - time.monotonic_ns()) / 1e9
     if delay > 0:
         time.sleep(delay)
 
 
-def run_once(exp: Experiment, scheme: Scheme, sender: Sender, profile: Profile | None = None) -> dict[str, Any]:
-    """One transfer on a fresh topology; returns the run's record."""
+def run_once(
+    exp: Experiment, scheme: Scheme, sender: Sender, profile: Profile | None = None, keep_capture: Path | None = None
+) -> dict[str, Any]:
+    """One transfer on a fresh topology; returns the run's record.
+
+    With ``exp.capture`` the sender's capture is analysed into
+    ``record["recovery"]`` and then kept as ``keep_capture`` (or deleted).
+    """
     record: dict[str, Any] = {"started": result.now_iso(), "error": None}
     began = time.monotonic()
     settings = iperf.TransferSettings(exp.duration_s, sender.congestion_control, exp.mss, exp.window)
     started: list[Component] = []
     background: list[Background] = []
     dynamics: Dynamics | None = None
+    capture: Background | None = None
+    capture_dir = Path(tempfile.mkdtemp(prefix="airtcp-capture-")) if exp.capture else None
+    capture_file = capture_dir / "sender.pcap" if capture_dir else None
     with Topology(profile or exp.profile) as topo:
         try:
             topo.host("s").set_sysctls({**sender.sysctls, "net.ipv4.tcp_congestion_control": sender.congestion_control})
@@ -277,6 +371,8 @@ def run_once(exp: Experiment, scheme: Scheme, sender: Sender, profile: Profile |
             sampler = ss.sampler(topo.host("s"), exp.ss_interval_s) if exp.ss_interval_s > 0 else None
             if sampler:
                 background.append(sampler)
+            if capture_file is not None:
+                capture = _start_capture(topo, settings.port, capture_file)
             dynamics = Dynamics(topo, exp.duration_s + 5)
             if dynamics.active:
                 # Scheduled changes and time-driven loss start with the transfer.
@@ -289,6 +385,8 @@ def run_once(exp: Experiment, scheme: Scheme, sender: Sender, profile: Profile |
             background.append(client)
             client.wait(timeout=exp.duration_s + 60)
             server.wait(timeout=20)
+            if capture is not None and capture_file is not None:
+                record["recovery"] = _finish_capture(capture, capture_file, keep_capture)
             for proc in background:
                 proc.stop()
             if dynamics.active:
@@ -320,8 +418,18 @@ def run_once(exp: Experiment, scheme: Scheme, sender: Sender, profile: Profile |
                 proc.stop()
             for component in reversed(started):
                 component.stop()
+            if capture is not None:
+                capture.stop()
+            if capture_dir is not None:
+                shutil.rmtree(capture_dir, ignore_errors=True)
     record["wall_s"] = round(time.monotonic() - began, 2)
     return record
+
+
+def _capture_path(out: Path, step: int, *labels: str) -> Path:
+    """Where a run's capture is kept: beside the result, one file per run."""
+    name = "-".join(re.sub(r"[^A-Za-z0-9_.=+-]+", "_", label) for label in labels)
+    return out.with_name(f"{out.stem}.captures") / f"{step:03d}-{name}.pcap"
 
 
 def _terminate(signum: int, _frame: object) -> None:
@@ -330,7 +438,7 @@ def _terminate(signum: int, _frame: object) -> None:
 
 def run_experiment(exp: Experiment, out: Path, backend: str, reason: str, progress: Progress = print) -> dict[str, Any]:
     """Run every case ``exp.runs`` times, saving the result after each run."""
-    prepare(exp)
+    previous_allowed = prepare(exp)
     doc = result.new_result(exp.to_json(), metadata.collect(backend, reason))
     total = len(exp.profiles) * len(exp.cases) * exp.runs
     step = 0
@@ -345,7 +453,8 @@ def run_experiment(exp: Experiment, out: Path, backend: str, reason: str, progre
                     f"[{step}/{total}] {label}{where} run {index + 1}/{exp.runs}: {exp.duration_s:g} s transfer ..."
                 )
                 try:
-                    record = run_once(exp, scheme, sender, profile)
+                    keep = _capture_path(out, step, profile.label, scheme.name, sender.name) if exp.capture else None
+                    record = run_once(exp, scheme, sender, profile, keep)
                 except AirtcpError as exc:  # the topology itself failed
                     record = {"started": result.now_iso(), "error": str(exc)}
                 if record["error"]:
@@ -366,6 +475,8 @@ def run_experiment(exp: Experiment, out: Path, backend: str, reason: str, progre
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if previous_allowed is not None:
+            ALLOWED_CC.write_text(previous_allowed + "\n")
         doc["finished"] = result.now_iso()
         result.save(doc, out)
     return doc

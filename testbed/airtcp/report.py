@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .paths import VENV_DIR
+from .recovery import MANY_HOLES, quantile
 from .stats import Summary, summarize
 
 
@@ -22,6 +23,26 @@ class CaseSummary:
     retransmits: Summary | None
     mean_rtt_ms: Summary | None
     timeouts: Summary | None
+    recovery: RecoverySummary | None = None
+    recoveries: Summary | None = None  # the kernel's: TCPSackRecovery + TCPRenoRecovery
+
+
+@dataclass
+class RecoverySummary:
+    """Recovery time per loss episode over a case's captured runs."""
+
+    runs: int  # runs with a usable capture
+    episodes: Summary | None  # per run
+    median_ms: Summary | None  # of the per-run medians
+    p90_ms: Summary | None  # of the per-run 90th percentiles
+    pooled_median_ms: float | None  # over every episode of every run
+    pooled_p90_ms: float | None
+    rto_episodes: Summary | None  # per run, from the capture
+    unfinished: int  # over all runs
+    malformed: int  # frames, over all runs
+    kernel_drops: int  # packets tcpdump lost, over all runs
+    many_holes: Summary | None = None  # per run: episodes with more than 3 holes
+    many_holes_median_ms: float | None = None  # pooled recovery time of those
 
 
 def _ok_runs(case: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -37,9 +58,41 @@ def _sender_counter(run: Mapping[str, Any], name: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
+def _recoveries(run: Mapping[str, Any]) -> float | None:
+    sack, reno = _sender_counter(run, "TcpExtTCPSackRecovery"), _sender_counter(run, "TcpExtTCPRenoRecovery")
+    return None if sack is None or reno is None else sack + reno
+
+
 def _summary(values: Sequence[float | None]) -> Summary | None:
     present = [v for v in values if v is not None]
     return summarize(present) if present else None
+
+
+def summarize_recovery(runs: Sequence[Mapping[str, Any]]) -> RecoverySummary | None:
+    captured = [r["recovery"] for r in runs if isinstance(r.get("recovery"), Mapping) and "error" not in r["recovery"]]
+    if not captured:
+        return None
+    pooled = [float(ms) for rec in captured for ms in rec.get("recovery_ms", [])]
+    many = [
+        float(ms)
+        for rec in captured
+        for ms, holes in zip(rec.get("recovery_ms", []), rec.get("holes", []), strict=False)
+        if holes > MANY_HOLES
+    ]
+    return RecoverySummary(
+        runs=len(captured),
+        episodes=_summary([rec.get("episodes") for rec in captured]),
+        median_ms=_summary([rec.get("median_ms") for rec in captured]),
+        p90_ms=_summary([rec.get("p90_ms") for rec in captured]),
+        pooled_median_ms=quantile(pooled, 0.5) if pooled else None,
+        pooled_p90_ms=quantile(pooled, 0.9) if pooled else None,
+        rto_episodes=_summary([rec.get("rto_episodes") for rec in captured]),
+        unfinished=sum(int(rec.get("unfinished", 0)) for rec in captured),
+        malformed=sum(int(rec.get("malformed", 0)) for rec in captured),
+        kernel_drops=sum(int(rec.get("kernel_drops") or 0) for rec in captured),
+        many_holes=_summary([rec.get("many_holes") for rec in captured]),
+        many_holes_median_ms=quantile(many, 0.5) if many else None,
+    )
 
 
 def summarize_case(case: Mapping[str, Any]) -> CaseSummary:
@@ -53,6 +106,8 @@ def summarize_case(case: Mapping[str, Any]) -> CaseSummary:
         retransmits=_summary([r["transfer"]["retransmits"] for r in runs]),
         mean_rtt_ms=_summary([r["transfer"].get("mean_rtt_ms") for r in runs]),
         timeouts=_summary([_sender_counter(r, "TcpExtTCPTimeouts") for r in runs]),
+        recovery=summarize_recovery(runs),
+        recoveries=_summary([_recoveries(r) for r in runs]),
     )
 
 
@@ -104,6 +159,39 @@ def _group_table(rows: Sequence[CaseSummary], baseline: str | None) -> list[list
     return lines
 
 
+def _recovery_table(rows: Sequence[CaseSummary]) -> list[list[str]]:
+    lines = [
+        ["case", "captured", "episodes", "recovery ms", "median CI", "p90 ms", "all eps. ms (p90)", "RTO eps.",
+         "RTOs", "recoveries", ">3 holes", ">3 holes ms", "unfinished", "malformed", "drops"]
+    ]  # fmt: skip
+    for row in rows:
+        rec = row.recovery
+        if rec is None:
+            continue
+        pooled = "-" if rec.pooled_median_ms is None else f"{rec.pooled_median_ms:.1f} ({rec.pooled_p90_ms:.1f})"
+        ci = rec.median_ms
+        lines.append(
+            [
+                row.label,
+                str(rec.runs),
+                _fmt(rec.episodes, 0),
+                _fmt(rec.median_ms, 1),
+                "" if ci is None or ci.ci_low is None else f"[{ci.ci_low:.1f}, {ci.ci_high:.1f}]",
+                _fmt(rec.p90_ms, 1),
+                pooled,
+                _fmt(rec.rto_episodes, 0),
+                _fmt(row.timeouts, 0),
+                _fmt(row.recoveries, 0),
+                _fmt(rec.many_holes, 0),
+                "-" if rec.many_holes_median_ms is None else f"{rec.many_holes_median_ms:.1f}",
+                str(rec.unfinished),
+                str(rec.malformed),
+                str(rec.kernel_drops),
+            ]
+        )
+    return lines
+
+
 def _render(lines: list[list[str]]) -> list[str]:
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
     out = []
@@ -122,6 +210,10 @@ def table(result: Mapping[str, Any], baseline: str | None = None) -> str:
     for profile, rows in groups.items():
         heading = [f"profile {profile}"] if len(groups) > 1 else []
         blocks.append("\n".join(heading + _render(_group_table(rows, baseline))))
+        recovery = _recovery_table(rows)
+        if len(recovery) > 1:
+            title = "recovery time per loss episode (sender capture; medians over runs, CI of the median)"
+            blocks.append("\n".join([title, *_render(recovery)]))
     return "\n\n".join(blocks)
 
 

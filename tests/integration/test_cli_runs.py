@@ -132,3 +132,37 @@ def test_bad_input_creates_nothing(tmp_path: Path) -> None:
         capture_output=True, text=True, cwd="/", check=False,
     )  # fmt: skip
     assert done.returncode == 2 and "not root (uid 65534)" in done.stderr
+
+
+def test_capture_gives_recovery_episodes_and_westwood_is_allowed(tmp_path: Path) -> None:
+    allowed = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+    before = allowed.read_text()
+    assert "westwood" not in before.split()  # else this test proves nothing
+    profile = write_short_lossy_profile(tmp_path, "2%")
+    out = tmp_path / "r.json"
+    done = airtcp(
+        "run", "--profile", str(profile), "--scheme", "stock", "--sender", "reno-classic,westwood",
+        "--duration", "4s", "--capture", "--out", str(out), "--backend", "native", "--no-plot",
+    )  # fmt: skip
+    errors = [run["error"] for case in result.load(out)["cases"] for run in case["runs"]] if out.exists() else []
+    assert done.returncode == 0, (done.stderr, errors)
+    assert "recovery time per loss episode" in done.stdout
+    assert allowed.read_text() == before  # put back after the runs
+    doc = result.load(out)
+    assert doc["experiment"]["capture"] is True
+    for case in doc["cases"]:
+        (run,) = case["runs"]
+        rec = run["recovery"]
+        assert (rec["malformed"], rec["truncated"], rec["kernel_drops"]) == (0, False, 0), rec
+        assert rec["frames"] > 100 and rec["flow_segments"] > 100
+        # Every retransmission of the data socket is in the capture: at least
+        # what ss last saw, at most the namespace's count (which also holds
+        # the control connection's, SYNs and the orphaned socket's at
+        # teardown, after the capture stopped).
+        sampled = [s["retrans_total"] for s in run["series"]["ss"] if "retrans_total" in s]
+        assert (sampled[-1] if sampled else 1) <= rec["retransmissions"] <= run["nstat"]["s"]["TcpRetransSegs"]
+        assert rec["episodes"] + rec["unfinished"] > 0
+        assert len(rec["recovery_ms"]) == rec["episodes"] and all(ms > 0 for ms in rec["recovery_ms"])
+        assert Path(rec["capture_file"]).read_bytes()[:4] == b"\xd4\xc3\xb2\xa1"
+    westwood = doc["cases"][1]["runs"][0]
+    assert westwood["sysctls"]["s"]["net.ipv4.tcp_congestion_control"] == "westwood"

@@ -106,3 +106,35 @@ def test_plot_writes_a_png(tmp_path: Path) -> None:
     png = report.plot(result.load(source), source.with_suffix(".png"))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert json.loads(source.read_text())["format"] == "airtcp-result"  # the source is never modified
+
+
+def test_recovery_table_only_when_captured() -> None:
+    doc = result.load(FIXTURES / "result-v1.json")
+    assert "recovery time per loss episode" not in report.table(doc)
+    runs = doc["cases"][0]["runs"]
+    per_run = [
+        {"episodes": 4, "unfinished": 1, "median_ms": 80.0, "p90_ms": 300.0, "rto_episodes": 1,
+         "malformed": 2, "kernel_drops": 0, "recovery_ms": [70.0, 80.0, 90.0, 300.0], "holes": [1, 4, 2, 9],
+         "many_holes": 2},
+        {"episodes": 2, "unfinished": 0, "median_ms": 60.0, "p90_ms": 100.0, "rto_episodes": 0,
+         "malformed": 0, "kernel_drops": 3, "recovery_ms": [60.0, 100.0]},
+    ]  # fmt: skip
+    for run, rec in zip(runs, per_run, strict=False):
+        run["recovery"] = rec
+    row = report.summarize_case(doc["cases"][0])
+    rec = row.recovery
+    assert rec is not None and rec.runs == 2
+    assert rec.median_ms is not None and rec.median_ms.median == 70.0  # median of the per-run medians
+    assert rec.pooled_median_ms == 80.0  # nearest rank over all six episodes
+    assert rec.pooled_p90_ms == 300.0
+    assert (rec.unfinished, rec.malformed, rec.kernel_drops) == (1, 2, 3)
+    assert rec.many_holes_median_ms == 80.0  # episodes of 4 and 9 holes: 80 and 300 ms
+    assert rec.many_holes is not None and rec.many_holes.median == 2.0
+    text = report.table(doc)
+    assert "recovery time per loss episode" in text
+    recovery_block = text.split("recovery time per loss episode", 1)[1]
+    line = next(x for x in recovery_block.splitlines() if x.startswith("stock/cubic "))
+    assert "70.0" in line and "80.0 (300.0)" in line
+    runs[0]["recovery"] = {"error": "magic 00000000: not a classic pcap file"}
+    runs[1]["recovery"] = {"error": "capture file: gone"}
+    assert report.summarize_case(doc["cases"][0]).recovery is None
