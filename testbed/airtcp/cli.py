@@ -15,7 +15,7 @@ from . import experiment as ex
 from . import netns, report
 from . import result as res
 from .errors import AirtcpError
-from .paths import EXPERIMENT_DIR, REPO_ROOT, RESULTS_DIR
+from .paths import EXPERIMENT_DIR, REPO_ROOT, RESULTS_DIR, TESTBED_DIR
 from .profile import DIRECTIONS, Profile, available_profiles, load_profile, parse_assignment
 from .scheme import available_schemes, available_senders, load_scheme, load_sender
 from .tomlfile import available
@@ -69,6 +69,9 @@ def _in_guest(args: argparse.Namespace, choice: be.Choice, command: list[str], r
     from .metadata import GIT_ENV, git_describe
 
     env = {"AIRTCP_BACKEND_REASON": choice.reason, GIT_ENV: git_describe(), "PYTHONUNBUFFERED": "1"}
+    # The guest must run this airtcp, not the checkout the virtualenv has
+    # installed in editable mode (from a git worktree they differ).
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(TESTBED_DIR), os.environ.get("PYTHONPATH")) if p)
     return be.run_in_vm(command, rwdirs=rwdirs, env=env, opts=_vm_options(args))
 
 
