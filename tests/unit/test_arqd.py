@@ -179,6 +179,9 @@ def test_acceptance_experiments_load() -> None:
     fig5 = load_experiment("arq-wongleung-fig5")
     assert len(fig5.profiles) == 4 and fig5.runs >= 3 and (fig5.mss, fig5.window) == (512, 4096)
     assert "wongleung" in [s.name for s, _ in fig5.cases]
+    fig10 = load_experiment("arq-wongleung-fig10")
+    assert [s.name for s, _ in fig10.cases] == ["n2-2", "wongleung", "n2-8"] and fig10.runs >= 3
+    assert (fig10.mss, fig10.window) == (512, 4096)
 
 
 def test_n2_variants_differ_from_wongleung_in_n2_alone() -> None:
