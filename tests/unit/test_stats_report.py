@@ -106,3 +106,17 @@ def test_plot_writes_a_png(tmp_path: Path) -> None:
     png = report.plot(result.load(source), source.with_suffix(".png"))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert json.loads(source.read_text())["format"] == "airtcp-result"  # the source is never modified
+
+
+def test_low_rates_keep_their_digits() -> None:
+    """At 19.2 kbit/s three decimals of Mbit/s would read 0.001 for both
+    1.4 and 0.6 kbit/s: below 100 kbit/s the table prints five."""
+    doc = result.load(FIXTURES / "result-v1.json")
+    for case in doc["cases"]:
+        for run in case["runs"]:
+            if run.get("transfer"):
+                run["transfer"]["goodput_mbps"] /= 1000
+    low = report.table(doc)
+    cubic = sorted(r["transfer"]["goodput_mbps"] for r in doc["cases"][0]["runs"])
+    row = next(line for line in low.splitlines() if line.startswith("stock/cubic "))
+    assert f"[{cubic[0]:.5f}, {cubic[-1]:.5f}]" in row
