@@ -87,6 +87,16 @@ size_t arq_frame_size(const struct arq_frame *f);
 /* Write f (header, fragment header, payload, CRC) to out; returns the size, or 0 if cap is too small. */
 size_t arq_frame_build(uint8_t *out, size_t cap, const struct arq_frame *f);
 
+/*
+ * The longest frame (header included) sent on an interface of MTU ifmtu:
+ * link_mtu when it fragments below that MTU, else the MTU.  The pacer
+ * lets two of these wait below arqd.
+ */
+static inline uint32_t arq_frame_max(uint32_t link_mtu, uint32_t ifmtu)
+{
+	return link_mtu && link_mtu < ifmtu ? link_mtu : ifmtu;
+}
+
 /* Serial-number comparisons (RFC 1982 style, 32 bits). */
 static inline bool arq_before(uint32_t a, uint32_t b)
 {

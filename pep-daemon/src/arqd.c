@@ -482,11 +482,8 @@ int arqd_start(struct arqd *d, const struct arq_config *cfg, char *err, size_t e
 		.rto_min_ns = cfg->rto_min_ns,
 		.rto_max_ns = cfg->rto_max_ns,
 	};
-	if (cfg->link_mtu) {
-		uint32_t frame = cfg->link_mtu < d->link_ifmtu ? cfg->link_mtu : d->link_ifmtu;
-
-		tp.frag_payload = frame - ARQ_HDR_LEN - ARQ_FRAG_HDR_LEN;
-	}
+	if (cfg->link_mtu)
+		tp.frag_payload = arq_frame_max(cfg->link_mtu, d->link_ifmtu) - ARQ_HDR_LEN - ARQ_FRAG_HDR_LEN;
 	d->tun_mtu = cfg->tun_mtu ? cfg->tun_mtu : cfg->link_mtu ? 1500 : d->link_ifmtu - ARQ_HDR_LEN;
 	if (!cfg->link_mtu && d->tun_mtu > tp.max_payload) {
 		snprintf(err, errlen, "tun_mtu = %u: larger than link %s's MTU %u minus the %d-byte frame header "
@@ -513,7 +510,7 @@ int arqd_start(struct arqd *d, const struct arq_config *cfg, char *err, size_t e
 	}
 	d->tx_ok = d->rx_ok = true;
 	if (cfg->link_rate)
-		d->pace_burst_ns = 2 * wire_ns(d, d->link_ifmtu);
+		d->pace_burst_ns = 2 * wire_ns(d, arq_frame_max(cfg->link_mtu, d->link_ifmtu));
 	d->frames_per_packet = arq_tx_frames_for(&d->tx, d->tun_mtu);
 	if (open_tun(d, err, errlen) < 0)
 		return -1;

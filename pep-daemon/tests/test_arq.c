@@ -632,6 +632,10 @@ static void codec(void)
 	CHECK(arq_frame_parse(buf, n, &g) == ARQ_ERR_FIELD, "fragment count 1");
 	CHECK(arq_frame_build(buf, 10, &f) == 0, "build refuses a small buffer");
 	CHECK(strcmp(arq_parse_result_name(ARQ_ERR_CRC), "crc") == 0, "names");
+	/* the pacer's unit: Wong/Leung's 128-byte frames on a 1516-byte veth */
+	CHECK(arq_frame_max(128, 1516) == 128, "fragmenting");
+	CHECK(arq_frame_max(0, 1516) == 1516, "not fragmenting");
+	CHECK(arq_frame_max(9000, 1516) == 1516, "link_mtu above the interface's");
 }
 
 /* Sequence numbers wrap: a run across 2^32. */

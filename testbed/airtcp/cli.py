@@ -76,7 +76,8 @@ def _in_guest(args: argparse.Namespace, choice: be.Choice, command: list[str], r
         "PYTHONUNBUFFERED": "1",
         # the guest runs the same checkout's code as this process, whatever the venv's editable install says
         "AIRTCP_ROOT": str(REPO_ROOT),
-        "PYTHONPATH": str(TESTBED_DIR),
+        # ... ahead of what the user's PYTHONPATH adds
+        "PYTHONPATH": os.pathsep.join(p for p in (str(TESTBED_DIR), os.environ.get("PYTHONPATH")) if p),
     }
     return be.run_in_vm(command, rwdirs=rwdirs, env=env, opts=_vm_options(args))
 

@@ -151,3 +151,57 @@ def parse_intervals(client: Mapping[str, object]) -> list[dict[str, float]]:
         }
         series.append({k: v for k, v in point.items() if v is not None})
     return series
+
+
+def load_partial_json(text: str) -> dict[str, object] | None:
+    """iperf3's JSON after it was interrupted (it then carries an "error"
+    key, which load_json refuses): the object, or None if there is none."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def salvage_transfer(
+    client: Mapping[str, object] | None, server: Mapping[str, object] | None, duration_s: float
+) -> Transfer:
+    """A transfer whose end-of-test exchange never finished.
+
+    iperf3's control connection crosses the same hop as the data: at a
+    high loss rate its last messages can take longer than the testbed
+    waits, and iperf3 then prints no summary.  Interrupted, the receiver
+    (server) still prints its per-interval byte counts: goodput is the
+    bytes of the intervals that started within the transfer's duration
+    over the time those intervals cover (what arrived after the sender
+    stopped, while the exchange hung, is left out).  Retransmissions and
+    RTT come from the sender's intervals when it printed them.
+    """
+    intervals = server.get("intervals") if server else None
+    nbytes = 0.0
+    seconds = 0.0
+    for interval in intervals if isinstance(intervals, list) else []:
+        total = interval.get("sum") if isinstance(interval, Mapping) else None
+        if not isinstance(total, Mapping):
+            continue
+        start, end, got = _num(total.get("start")), _num(total.get("end")), _num(total.get("bytes"))
+        if start is None or end is None or got is None or start >= duration_s:
+            continue
+        nbytes += got
+        seconds = max(seconds, end)
+    if not seconds:
+        raise AirtcpError("iperf3: no receiver intervals within the transfer (did the test ever start?)")
+    series = parse_intervals(client) if client else []
+    rtts = [point["rtt_ms"] for point in series if "rtt_ms" in point]
+    cc = _get(client, "end", "sender_tcp_congestion") if client else None
+    return Transfer(
+        goodput_mbps=nbytes * 8 / seconds / 1e6,
+        received_bytes=int(nbytes),
+        seconds=seconds,
+        retransmits=int(sum(point.get("retransmits", 0.0) for point in series)),
+        mean_rtt_ms=sum(rtts) / len(rtts) if rtts else None,
+        min_rtt_ms=min(rtts) if rtts else None,
+        max_rtt_ms=max(rtts) if rtts else None,
+        congestion_control=cc if isinstance(cc, str) else None,
+        intervals=series,
+    )

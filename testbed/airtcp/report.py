@@ -127,10 +127,17 @@ def _fmt(summary: Summary | None, digits: int) -> str:
     return "-" if summary is None else f"{summary.median:.{digits}f}"
 
 
-def _fmt_ci(summary: Summary | None) -> str:
+def _fmt_ci(summary: Summary | None, digits: int = 3) -> str:
     if summary is None or summary.ci_low is None or summary.ci_level is None:
         return ""
-    return f"[{summary.ci_low:.3f}, {summary.ci_high:.3f}] {summary.ci_level * 100:.0f}%"
+    return f"[{summary.ci_low:.{digits}f}, {summary.ci_high:.{digits}f}] {summary.ci_level * 100:.0f}%"
+
+
+def _goodput_digits(rows: Sequence[CaseSummary]) -> int:
+    """Three decimals of Mbit/s, five when every rate is below 100 kbit/s
+    (a 19.2 kbit/s link would otherwise read 0.017, 0.005, 0.001)."""
+    top = max((max(r.goodput.median, r.goodput.ci_high or 0.0) for r in rows if r.goodput), default=1.0)
+    return 3 if top >= 0.1 else 5
 
 
 def _group_table(rows: Sequence[CaseSummary], baseline: str | None) -> list[list[str]]:
@@ -139,6 +146,7 @@ def _group_table(rows: Sequence[CaseSummary], baseline: str | None) -> list[list
         base = next((r for r in rows if r.goodput), None)
     header = ["case", "runs", "goodput Mbit/s", "median CI", "vs " + (base.label if base else "-")]
     lines = [[*header, "retx", "RTT ms", "RTOs"]]
+    digits = _goodput_digits(rows)
     for row in rows:
         ratio = "-"
         if row.goodput and base and base.goodput and base.goodput.median > 0:
@@ -148,8 +156,8 @@ def _group_table(rows: Sequence[CaseSummary], baseline: str | None) -> list[list
             [
                 row.label,
                 runs,
-                _fmt(row.goodput, 3),
-                _fmt_ci(row.goodput),
+                _fmt(row.goodput, digits),
+                _fmt_ci(row.goodput, digits),
                 ratio,
                 _fmt(row.retransmits, 0),
                 _fmt(row.mean_rtt_ms, 1),

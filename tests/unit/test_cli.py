@@ -77,3 +77,25 @@ def test_profile_show_prints_tc_commands(capsys: pytest.CaptureFixture[str]) -> 
     out = capsys.readouterr().out
     assert "[bs] tc qdisc replace dev to-wh root netem limit 44 delay 20000us rate 2000000bit loss random 3%" in out
     assert "[wh] tc qdisc replace dev to-bs root netem" in out
+
+
+def test_guest_runs_this_checkouts_airtcp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From a worktree the virtualenv's editable install is another
+    checkout: the guest must import the airtcp the host side runs."""
+    import argparse
+
+    from airtcp import backend as be
+    from airtcp import cli
+    from airtcp.paths import TESTBED_DIR
+
+    seen: dict[str, str] = {}
+
+    def fake_run_in_vm(command: object, *, rwdirs: object, env: dict[str, str], opts: object) -> int:
+        seen.update(env)
+        return 0
+
+    monkeypatch.setattr(be, "run_in_vm", fake_run_in_vm)
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    args = argparse.Namespace(vm_kernel=None, vm_cpus=2, vm_memory="2G")
+    assert cli._in_guest(args, be.Choice("vm", "test"), ["true"]) == 0
+    assert seen["PYTHONPATH"].split(os.pathsep) == [str(TESTBED_DIR), "/elsewhere"]

@@ -92,3 +92,56 @@ def test_ss_samples_follow_the_data_connection() -> None:
 def test_ss_samples_of_nothing() -> None:
     assert ss.parse_samples("", 5201) == []
     assert ss.parse_samples("@@ 12.5\n", 5201) == []
+
+
+def test_salvage_from_an_interrupted_server() -> None:
+    """Real output of `iperf3 -s -1 -J` sent SIGTERM mid-test (the client
+    stopped at 3 s of a 5 s test): it has intervals and an error."""
+    text = (FIXTURES / "iperf3-server-interrupted.json").read_text()
+    with pytest.raises(AirtcpError, match="interrupt - the server has terminated"):
+        iperf.load_json(text, "iperf3 server")
+    server = iperf.load_partial_json(text)
+    assert server is not None
+    within = [i["sum"] for i in server["intervals"] if i["sum"]["start"] < 5.0]
+    transfer = iperf.salvage_transfer(None, server, 5.0)
+    assert transfer.received_bytes == sum(s["bytes"] for s in within)
+    assert transfer.seconds == pytest.approx(within[-1]["end"])
+    assert transfer.goodput_mbps == pytest.approx(transfer.received_bytes * 8 / transfer.seconds / 1e6)
+    assert transfer.retransmits == 0 and transfer.mean_rtt_ms is None
+
+
+def _interval(start: float, end: float, nbytes: int) -> dict[str, object]:
+    return {"sum": {"start": start, "end": end, "seconds": end - start, "bytes": nbytes}}
+
+
+@pytest.mark.parametrize(
+    ("intervals", "duration", "nbytes", "seconds"),
+    [
+        # what arrives after the sender stopped is left out
+        ([_interval(0, 1, 100), _interval(1, 2, 50), _interval(2, 3, 7)], 2.0, 150, 2.0),
+        # a last interval cut short by the interruption counts its own length
+        ([_interval(0, 1, 100), _interval(1, 1.5, 40)], 2.0, 140, 1.5),
+        # a collapsed transfer: nothing arrived, goodput 0 rather than no run
+        ([_interval(0, 1, 0), _interval(1, 2, 0)], 2.0, 0, 2.0),
+    ],
+)
+def test_salvage_counts_the_transfer_only(
+    intervals: list[dict[str, object]], duration: float, nbytes: int, seconds: float
+) -> None:
+    transfer = iperf.salvage_transfer(None, {"intervals": intervals}, duration)
+    assert (transfer.received_bytes, transfer.seconds) == (nbytes, seconds)
+
+
+@pytest.mark.parametrize("server", [None, {}, {"intervals": []}, {"intervals": [_interval(3, 4, 10)]}])
+def test_salvage_needs_receiver_intervals(server: dict[str, object] | None) -> None:
+    with pytest.raises(AirtcpError, match="no receiver intervals"):
+        iperf.salvage_transfer(None, server, 2.0)
+
+
+def test_salvage_takes_the_senders_intervals() -> None:
+    client = json.loads((FIXTURES / "iperf3-client-tcp.json").read_text())
+    transfer = iperf.salvage_transfer(client, {"intervals": [_interval(0, 1, 10)]}, 1.0)
+    series = iperf.parse_intervals(client)
+    assert transfer.retransmits == sum(p.get("retransmits", 0) for p in series)
+    assert transfer.min_rtt_ms == min(p["rtt_ms"] for p in series if "rtt_ms" in p)
+    assert iperf.load_partial_json("not json") is None and iperf.load_partial_json("[1]") is None

@@ -138,3 +138,17 @@ def test_recovery_table_only_when_captured() -> None:
     runs[0]["recovery"] = {"error": "magic 00000000: not a classic pcap file"}
     runs[1]["recovery"] = {"error": "capture file: gone"}
     assert report.summarize_case(doc["cases"][0]).recovery is None
+
+
+def test_low_rates_keep_their_digits() -> None:
+    """At 19.2 kbit/s three decimals of Mbit/s would read 0.001 for both
+    1.4 and 0.6 kbit/s: below 100 kbit/s the table prints five."""
+    doc = result.load(FIXTURES / "result-v1.json")
+    for case in doc["cases"]:
+        for run in case["runs"]:
+            if run.get("transfer"):
+                run["transfer"]["goodput_mbps"] /= 1000
+    low = report.table(doc)
+    cubic = sorted(r["transfer"]["goodput_mbps"] for r in doc["cases"][0]["runs"])
+    row = next(line for line in low.splitlines() if line.startswith("stock/cubic "))
+    assert f"[{cubic[0]:.5f}, {cubic[-1]:.5f}]" in row
