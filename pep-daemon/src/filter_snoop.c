@@ -501,7 +501,7 @@ static uint64_t path_min_rtt(const struct snoop_state *s)
 	return s->wired_rtt_ns && s->min_rtt_ns ? s->wired_rtt_ns + s->min_rtt_ns : 0;
 }
 
-static uint64_t flow_mss(const struct flow *f)
+uint64_t snoop_mss(const struct flow *f)
 {
 	return f->conn.max_payload ? f->conn.max_payload : 1448;
 }
@@ -510,7 +510,7 @@ static uint64_t flow_mss(const struct flow *f)
 static uint64_t clamp_bytes(const struct flow *f, const struct pep_config *cfg)
 {
 	const struct snoop_state *s = &f->st.snoop;
-	uint64_t mss = flow_mss(f), bytes, bdp = 0;
+	uint64_t mss = snoop_mss(f), bytes, bdp = 0;
 
 	if (!cfg->window_clamp)
 		return 0;
@@ -529,7 +529,7 @@ static uint64_t clamp_bytes(const struct flow *f, const struct pep_config *cfg)
 static void note_queue_full(struct flow *f, uint64_t now)
 {
 	struct snoop_state *s = &f->st.snoop;
-	uint64_t outstanding, mss = flow_mss(f);
+	uint64_t outstanding, mss = snoop_mss(f);
 
 	if (!s->ack_seen)
 		return;

@@ -27,6 +27,9 @@ void snoop_timer(const struct snoop_policy *pol, struct flow *f, const struct pe
 void snoop_sent(struct flow *f, uint32_t seq, bool queued, const struct pep_ctx *ctx);
 void snoop_report(const struct flow *f, const struct pep_ctx *ctx, struct json_out *j);
 
+/* The wireless host's segment size (1448 until its SYN is seen). */
+uint64_t snoop_mss(const struct flow *f);
+
 /* The local retransmission timeout for the next expiry, backoff included. */
 uint64_t snoop_rto(const struct snoop_state *s, const struct pep_config *cfg);
 

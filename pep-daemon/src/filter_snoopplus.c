@@ -86,12 +86,11 @@ void loss_estimator_update(struct loss_estimator *e, bool lost, uint32_t window,
 static uint8_t plus_copies(struct flow *f, const struct pep_ctx *ctx)
 {
 	const struct snoop_state *s = &f->st.snoop;
-	uint64_t mss = f->conn.max_payload ? f->conn.max_payload : 1448;
 
 	if (ctx->cfg->copies != COPIES_AUTO)
 		return (uint8_t)ctx->cfg->copies;
 	/* on a busy link a copy displaces new data: only an idle link's copies are free */
-	if (s->est.copies && !snoop_copies_are_free(s, mss, s->est.copies)) {
+	if (s->est.copies && !snoop_copies_are_free(s, snoop_mss(f), s->est.copies)) {
 		COUNT(ctx, f, copies_withheld, s->est.copies);
 		return 0;
 	}

@@ -398,10 +398,12 @@ def run_once(
                 server.stop()  # SIGTERM: iperf3 prints what it has
             else:
                 server.wait(timeout=20)
-            if capture is not None and capture_file is not None:
-                record["recovery"] = _finish_capture(capture, capture_file, keep_capture)
             for proc in background:
                 proc.stop()
+            # After the ss sampler: every retransmission it saw was sent while
+            # the capture ran (an orphaned socket may go on retransmitting).
+            if capture is not None and capture_file is not None:
+                record["recovery"] = _finish_capture(capture, capture_file, keep_capture)
             if dynamics.active:
                 dynamics.stop()
                 record["dynamics"] = {**dynamics.record(), "timeloss": dynamics.stats()}
