@@ -275,7 +275,7 @@ def test_packet_controller_filters_reordering_dupacks(tmp_path: Path) -> None:
             topo.host("s").set_sysctls(RENO_CLASSIC)
             topo.host("bs").tc_batch(REORDER)
             if scheme == "pc":
-                with pepd_running(topo, tmp_path, "--filter", "pc", "--dupack-thresh", "8") as daemon:
+                with pepd_running(topo, tmp_path, "--filter", "pc", "--dupack-thresh", "20") as daemon:
                     data = transfer(topo, 8, cc="reno")
                     filtered = daemon.totals()["dupacks_dropped"]
             else:
@@ -283,12 +283,15 @@ def test_packet_controller_filters_reordering_dupacks(tmp_path: Path) -> None:
             counters = json.loads(topo.host("s").run(["nstat", "-as", "--json"]))["kernel"]
             fast_retransmits[scheme] = int(counters.get("TcpExtTCPFastRetrans", 0))
             assert goodput_mbps(data) > 0.05
-    # Reordering draws dupacks; the ACK filter keeps the 3rd to 7th of each
+    # Reordering draws dupacks; the ACK filter keeps the 3rd to 19th of each
     # run from the sender.  With no loss on this path every fast retransmit
-    # is spurious: the controller's count may not exceed stock's (plus one,
-    # for two different random runs).
+    # is spurious.  A threshold the reordering rarely reaches (packets are
+    # overtaken by up to about 10 others here), because with 8 the runs
+    # that still got through made the two counts two draws of one noisy
+    # number (stock 10, pc 14 in one CI run).
     assert filtered > 0
-    assert fast_retransmits["pc"] <= fast_retransmits["stock"] + 1, fast_retransmits
+    assert fast_retransmits["stock"] >= 3, f"the path did not reorder enough to test anything: {fast_retransmits}"
+    assert fast_retransmits["pc"] <= fast_retransmits["stock"] // 2, fast_retransmits
 
 
 def test_airtcp_run_records_pepd_stats(tmp_path: Path) -> None:
@@ -339,6 +342,8 @@ def test_gso_super_packets_are_cut_to_the_mss(tmp_path: Path) -> None:
             data = transfer(topo, 5)
             totals = daemon.totals()
     assert totals["gso_packets"] > 10, totals
-    assert totals["inject_errors"] == 0 and totals["malformed"] == 0, totals
+    # a slice too large would fail with EMSGSIZE; the only failures allowed are
+    # the egress queue refusing a burst of slices (congestion, queue_drops)
+    assert totals["inject_errors"] == totals["queue_drops"] and totals["malformed"] == 0, totals
     assert totals["local_rtx"] + totals["local_rtx_timer"] >= 1, totals
     assert goodput_mbps(data) > 1.0
