@@ -113,6 +113,20 @@ static unsigned long long monotonic_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* One of two words: 0 for `first`, 1 for `second`. */
+static int parse_choice(const char *opt, const char *text, const char *first, const char *second)
+{
+	char expected[64];
+
+	if (!strcmp(text, first))
+		return 0;
+	if (!strcmp(text, second))
+		return 1;
+	snprintf(expected, sizeof(expected), "expected %s or %s", first, second);
+	die(opt, text, expected);
+	return -1;
+}
+
 static void build_config(const struct options *o, struct tl_config *cfg)
 {
 	int i;
@@ -361,10 +375,7 @@ int main(int argc, char **argv)
 			have_bad = 1;
 			break;
 		case 'H':
-			if (!strcmp(optarg, "deterministic"))
-				o.deterministic = 1;
-			else if (strcmp(optarg, "exponential"))
-				die("--holding", optarg, "expected exponential or deterministic");
+			o.deterministic = parse_choice("--holding", optarg, "exponential", "deterministic");
 			break;
 		case 'G':
 			o.loss_good = parse_prob("--loss-good", optarg);
@@ -385,10 +396,7 @@ int main(int argc, char **argv)
 			o.obj = optarg;
 			break;
 		case 'k':
-			if (!strcmp(optarg, "ingress"))
-				o.hook = BPF_TC_INGRESS;
-			else if (strcmp(optarg, "egress"))
-				die("--hook", optarg, "expected egress or ingress");
+			o.hook = parse_choice("--hook", optarg, "egress", "ingress") ? BPF_TC_INGRESS : BPF_TC_EGRESS;
 			break;
 		case 'O':
 			o.offset_s = parse_time("--offset", optarg);
