@@ -74,6 +74,10 @@ def _in_guest(args: argparse.Namespace, choice: be.Choice, command: list[str], r
         "AIRTCP_BACKEND_REASON": choice.reason,
         GIT_ENV: git_describe(),
         "PYTHONUNBUFFERED": "1",
+        # The guest's /tmp is the host's over 9p when --out points there, and
+        # 9p takes no Unix sockets (pepd's control socket) nor iperf3's
+        # unlinked temporary files; /dev/shm is the guest's own tmpfs.
+        "TMPDIR": "/dev/shm",
         # the guest runs the same checkout's code as this process, whatever the venv's editable install says
         "AIRTCP_ROOT": str(REPO_ROOT),
         # ... ahead of what the user's PYTHONPATH adds
@@ -244,8 +248,10 @@ def cmd_profile_show(args: argparse.Namespace) -> int:
         for direction in DIRECTIONS:
             end = link.egress(direction)
             spec = profile.links[link.name].direction(direction)
-            argv = ["tc", "qdisc", "replace", "dev", end.dev, "root", "netem", *spec.netem_args()]
-            print(f"[{end.role}] {' '.join(argv)}    # {link.name} {direction}, loss {spec.loss.loss_rate():.4g}")
+            comment = f"# {link.name} {direction}, {spec.scheduler}, loss {spec.loss.loss_rate():.4g}"
+            for argv in spec.tc_commands(end.dev):
+                print(f"[{end.role}] tc {' '.join(argv)}" + (f"    {comment}" if comment else ""))
+                comment = ""
             if spec.timeloss_args():
                 receiver, attach_args = timeloss_attach(link, direction, spec, "T0")
                 argv = ["airtcp-timeloss", *attach_args]

@@ -44,7 +44,7 @@ class Component(ABC):
     def start(self, topo: Topology) -> None: ...
 
     def stop(self) -> None:  # noqa: B027 - most components need no teardown
-        """Undo ``start``; namespaces vanish anyway, so most need nothing."""
+        """Undo ``start``, also one that failed halfway; namespaces vanish anyway, so most need nothing."""
 
     def stats(self) -> dict[str, object]:
         """Counters after the transfer, recorded in the result file."""

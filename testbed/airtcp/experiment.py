@@ -364,8 +364,8 @@ def run_once(
         try:
             topo.host("s").set_sysctls({**sender.sysctls, "net.ipv4.tcp_congestion_control": sender.congestion_control})
             for component in scheme.instantiate():
+                started.append(component)  # before start: a start that fails halfway is stopped too
                 component.start(topo)
-                started.append(component)
             record["sysctls"] = {role: topo.host(role).sysctls(r"^net\.ipv4\.tcp_") for role in ("s", "wh")}
             server = topo.host("wh").spawn(iperf.server_argv(settings), name="iperf3 server")
             background.append(server)
