@@ -213,14 +213,14 @@ static bool refused_by_queue(int r)
  * go the kernel's way instead (its verdict is still open).
  */
 static int send_cached(struct pepd *d, struct flow *f, const struct pep_ctx *ctx, uint32_t seq, unsigned int copies,
-		       bool *fallback)
+		       bool repair, bool *fallback)
 {
 	long idx = segq_find(&f->cache, seq);
 	int r;
 
 	if (idx < 0)
 		return -ENOENT;
-	r = inject_segment(&d->inj, f, segq_at(&f->cache, (uint32_t)idx), copies);
+	r = inject_segment(&d->inj, f, segq_at(&f->cache, (uint32_t)idx), copies, repair);
 	if (r < 0) {
 		f->cnt.inject_errors++;
 		d->stats.total.inject_errors++;
@@ -245,7 +245,7 @@ static void do_actions(struct pepd *d, struct flow *f, const struct pep_ctx *ctx
 		const struct pep_action *a = &out->act[i];
 
 		if (a->type == ACTION_SEND_SEGMENT) {
-			send_cached(d, f, ctx, a->seq, a->copies, NULL);
+			send_cached(d, f, ctx, a->seq, a->copies, true, NULL);
 		} else if (inject_ack(&d->inj, f, a->seq) < 0) {
 			f->cnt.inject_errors++;
 			d->stats.total.inject_errors++;
@@ -367,7 +367,7 @@ static void handle_packet(struct pepd *d, uint32_t id, const uint8_t *data, uint
 	} else if (out.verdict == VERDICT_INJECT) {
 		bool fallback = false;
 
-		send_cached(d, f, &ctx, out.inject_seq, 1, &fallback);
+		send_cached(d, f, &ctx, out.inject_seq, 1, false, &fallback);
 		verdict(d, id, fallback ? NF_ACCEPT : NF_DROP, NULL, 0);
 	} else if (((out.sack_one || out.hide_sack) && p.sack_opt_off) || out.set_window) {
 		build_edit_ack(&p, out.hide_sack && p.sack_opt_off, out.sack_one && p.sack_opt_off ? &out.sack_one_block : NULL,
@@ -491,7 +491,7 @@ int pepd_start(struct pepd *d, const struct pep_config *cfg, char *err, size_t e
 
 	memset(d, 0, sizeof(*d));
 	evloop_init(&d->loop);
-	d->inj.fd4 = d->inj.fd6 = -1;
+	d->inj.fd4 = d->inj.fd6 = d->inj.rtx4 = d->inj.rtx6 = -1;
 	d->cfg = *cfg;
 	d->ops = filter_ops(cfg->filter);
 	d->started_ns = pepd_now_ns();

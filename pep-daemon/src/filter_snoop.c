@@ -227,8 +227,13 @@ static bool retransmit(const struct snoop_policy *pol, struct flow *f, struct se
 	if (!out_push(out, ACTION_SEND_SEGMENT, g->seq, (uint8_t)(1 + extra)))
 		return false;
 	note_transmission(s, g, ctx->now, (uint8_t)(1 + extra));
-	if (!by_timer && sack_mode(f, ctx))
-		g->credit_order = g->tx_first;	/* SACK proved the earlier copies lost */
+	/*
+	 * SACK proved the earlier copies lost, so an ACK for the segment is
+	 * this round's arrival; unless rtx_priority lets the round overtake
+	 * the queue, when its arrival says nothing about what waits there.
+	 */
+	if (!by_timer && sack_mode(f, ctx) && !ctx->cfg->rtx_priority)
+		g->credit_order = g->tx_first;
 	g->local_rtx++;
 	g->last_extra = extra;
 	g->flags &= (uint8_t)~SEG_SACKED;
@@ -757,9 +762,13 @@ void snoop_sent(struct flow *f, uint32_t seq, bool queued, const struct pep_ctx 
 		return;
 	g = segq_at(&f->cache, (uint32_t)i);
 	COUNT(ctx, f, queue_drops, 1);
-	note_queue_full(f, ctx->now);
-	if (g->local_rtx)
+	if (g->local_rtx) {
 		g->local_rtx--;	/* a round that never left this box does not count */
+		/* with rtx_priority it had a queue of its own, which says nothing about the data's */
+		if (ctx->cfg->rtx_priority)
+			return;
+	}
+	note_queue_full(f, ctx->now);
 	if (!f->st.snoop.signal_pending && !(g->flags & SEG_QUEUE_DROP)) {
 		/*
 		 * This box's own queue is full: congestion.  Repairing every such

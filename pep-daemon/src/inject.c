@@ -35,20 +35,36 @@ fail:
 	return -1;
 }
 
-int inject_open(struct injector *inj, uint32_t mark, uint32_t priority, char *err, size_t errlen)
+static int open_pair(int *fd4, int *fd6, uint32_t mark, uint32_t priority, char *err, size_t errlen)
 {
-	inj->fd6 = -1;
-	inj->fd4 = open_raw(AF_INET, mark, priority);
-	if (inj->fd4 < 0) {
-		snprintf(err, errlen, "raw IPv4 socket with SO_MARK: %s (needs CAP_NET_RAW and CAP_NET_ADMIN)",
-			 strerror(errno));
+	*fd6 = -1;
+	*fd4 = open_raw(AF_INET, mark, priority);
+	if (*fd4 < 0) {
+		snprintf(err, errlen, "raw IPv4 socket with SO_MARK%s: %s (needs CAP_NET_RAW and CAP_NET_ADMIN)",
+			 priority ? " and SO_PRIORITY" : "", strerror(errno));
 		return -1;
 	}
-	inj->fd6 = open_raw(AF_INET6, mark, priority);
-	if (inj->fd6 < 0 && errno != EAFNOSUPPORT) {
-		snprintf(err, errlen, "raw IPv6 socket with SO_MARK: %s", strerror(errno));
-		close(inj->fd4);
-		inj->fd4 = -1;
+	*fd6 = open_raw(AF_INET6, mark, priority);
+	if (*fd6 < 0 && errno != EAFNOSUPPORT) {
+		snprintf(err, errlen, "raw IPv6 socket with SO_MARK%s: %s", priority ? " and SO_PRIORITY" : "",
+			 strerror(errno));
+		close(*fd4);
+		*fd4 = -1;
+		return -1;
+	}
+	return 0;
+}
+
+int inject_open(struct injector *inj, uint32_t mark, uint32_t priority, char *err, size_t errlen)
+{
+	inj->rtx4 = inj->rtx6 = -1;
+	if (open_pair(&inj->fd4, &inj->fd6, mark, 0, err, errlen) < 0)
+		return -1;
+	if (!priority) {
+		inj->rtx4 = inj->fd4;
+		inj->rtx6 = inj->fd6;
+	} else if (open_pair(&inj->rtx4, &inj->rtx6, mark, priority, err, errlen) < 0) {
+		inject_close(inj);
 		return -1;
 	}
 	if (!inj->mtu)
@@ -58,14 +74,19 @@ int inject_open(struct injector *inj, uint32_t mark, uint32_t priority, char *er
 
 void inject_close(struct injector *inj)
 {
-	if (inj->fd4 >= 0)
-		close(inj->fd4);
-	if (inj->fd6 >= 0)
-		close(inj->fd6);
-	inj->fd4 = inj->fd6 = -1;
+	int *fds[] = { &inj->rtx4, &inj->rtx6, &inj->fd4, &inj->fd6 };
+	unsigned int i;
+
+	if (inj->rtx4 == inj->fd4)
+		inj->rtx4 = inj->rtx6 = -1;	/* shared: closed once, below */
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
 }
 
-int inject_packet(struct injector *inj, const uint8_t *pkt, uint32_t len)
+static int send_raw(int fd4, int fd6, const uint8_t *pkt, uint32_t len)
 {
 	ssize_t n;
 
@@ -75,22 +96,27 @@ int inject_packet(struct injector *inj, const uint8_t *pkt, uint32_t len)
 		struct sockaddr_in sin = { .sin_family = AF_INET };
 
 		memcpy(&sin.sin_addr, pkt + 16, 4);
-		n = sendto(inj->fd4, pkt, len, 0, (const struct sockaddr *)&sin, sizeof(sin));
+		n = sendto(fd4, pkt, len, 0, (const struct sockaddr *)&sin, sizeof(sin));
 	} else {
 		struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
 
-		if (len < 40 || inj->fd6 < 0)
+		if (len < 40 || fd6 < 0)
 			return -EAFNOSUPPORT;
 		memcpy(&sin6.sin6_addr, pkt + 24, 16);
-		n = sendto(inj->fd6, pkt, len, 0, (const struct sockaddr *)&sin6, sizeof(sin6));
+		n = sendto(fd6, pkt, len, 0, (const struct sockaddr *)&sin6, sizeof(sin6));
 	}
 	if (n < 0)
 		return -errno;
 	return 0;
 }
 
+int inject_packet(struct injector *inj, const uint8_t *pkt, uint32_t len)
+{
+	return send_raw(inj->fd4, inj->fd6, pkt, len);
+}
+
 struct slice_ctx {
-	struct injector *inj;
+	int fd4, fd6;
 	unsigned int copies;
 	int sent;
 	int first_err;
@@ -103,7 +129,7 @@ static int send_slice(void *opaque, const uint8_t *pkt, uint32_t len)
 	int r;
 
 	for (i = 0; i < c->copies; i++) {
-		r = inject_packet(c->inj, pkt, len);
+		r = send_raw(c->fd4, c->fd6, pkt, len);
 		if (r < 0) {
 			if (!c->first_err)
 				c->first_err = r;
@@ -114,9 +140,14 @@ static int send_slice(void *opaque, const uint8_t *pkt, uint32_t len)
 	return 0;
 }
 
-int inject_segment(struct injector *inj, const struct flow *f, const struct seg *g, unsigned int copies)
+int inject_segment(struct injector *inj, const struct flow *f, const struct seg *g, unsigned int copies,
+		   bool repair)
 {
-	struct slice_ctx c = { .inj = inj, .copies = copies };
+	struct slice_ctx c = {
+		.fd4 = repair ? inj->rtx4 : inj->fd4,
+		.fd6 = repair ? inj->rtx6 : inj->fd6,
+		.copies = copies,
+	};
 	uint32_t max_payload, opts;
 	struct pkt p;
 	int r;

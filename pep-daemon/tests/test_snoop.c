@@ -104,6 +104,20 @@ static const struct step sack_two_holes[] = {
 	END_,
 };
 
+/*
+ * rtx_priority: the repair of 1000 overtakes 3000-5000 in the egress
+ * queue, so the ACK it draws is no evidence that they were lost.
+ */
+static const struct step priority_overtakes[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, DROP, false, "rtx 1000", 1, { 2000, 3000 }),
+	A(44, 3000, FWD, ""),		/* the repair arrived, 3000-5000 still queued */
+	A(46, 4000, FWD, ""),
+	A(47, 6000, FWD, ""),
+	END_,
+};
+
 /* A hole this box never saw (lost on the wired side): dupacks and SACK go to the sender. */
 static const struct step uncached_hole[] = {
 	D(0, 0), D(2, 2000), D(3, 3000),
@@ -347,6 +361,16 @@ static const struct step queue_drop_rtx[] = {
 	END_,
 };
 
+/* rtx_priority: a refused repair filled its own queue, not the data's: no congestion signal, repaired again */
+static const struct step queue_drop_priority_rtx[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000),
+	A(40, 1000, FWD, ""),
+	AQ(42, 1000, DROP, "rtx 1000"),
+	A(43, 1000, DROP, "rtx 1000"),
+	A(85, 4000, FWD, ""),
+	END_,
+};
+
 /* The sender's retransmission replaces the cached copy: its timestamp is the current one. */
 static void sender_copy_replaces_ours(void)
 {
@@ -424,6 +448,11 @@ static void keep_dupacks(struct pep_config *c)
 	c->drop_dupacks = false;
 }
 
+static void rtx_priority(struct pep_config *c)
+{
+	c->rtx_priority = 0x10010;
+}
+
 static void small_cache(struct pep_config *c)
 {
 	c->flow_cache_bytes = 2200;	/* two 1052-byte packets */
@@ -451,6 +480,7 @@ int main(void)
 	run_case("sack_single/ipv6", sack_single, 6, true, 1000000, NULL, "local_rtx=1");
 	run_case("sack_two_holes", sack_two_holes, 4, true, 1000000, NULL, "local_rtx=2 sack_hidden=1");
 	run_case("sack_two_holes/wrap", sack_two_holes, 4, true, 0xffffe000u, NULL, "local_rtx=2 sack_hidden=1");
+	run_case("priority_overtakes", priority_overtakes, 4, true, 1000000, rtx_priority, "local_rtx=1");
 	run_case("uncached_hole", uncached_hole, 4, true, 1000000, NULL,
 		 "local_rtx=0 dupacks_forwarded=2 sender_rtx=1 sack_hidden=0");
 	run_case("acked_rtx", acked_rtx, 4, false, 1000000, NULL, "data_dropped=3 acks_generated=2");
@@ -461,6 +491,8 @@ int main(void)
 		 "queue_drops=1 congestion_signals=1 local_rtx=0 dupacks_forwarded=2 sack_hidden=0");
 	run_case("queue_drop_rtx", queue_drop_rtx, 4, false, 1000000, NULL,
 		 "queue_drops=1 local_rtx=1 dupacks_dropped=1 dupacks_forwarded=1");
+	run_case("queue_drop_priority_rtx", queue_drop_priority_rtx, 4, false, 1000000, rtx_priority,
+		 "queue_drops=1 congestion_signals=0 local_rtx=2 dupacks_forwarded=0");
 	run_case("timer_then_late_original", timer_then_late_original, 4, false, 1000000, NULL,
 		 "local_rtx=0 local_rtx_timer=1");
 	run_case("timer_then_late_original/sack", timer_then_late_original, 4, true, 1000000, NULL,
