@@ -17,12 +17,16 @@ never runs tc; the topology does that.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import itertools
+import json
 import math
 import random
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .errors import ConfigError
 from .lossmodels import GilbertElliott, LossModel, TimeMarkov, Uniform, parse_loss
@@ -33,7 +37,15 @@ from .units import format_duration_us, format_rate, parse_count, parse_duration,
 LINK_NAMES = ("internet", "wired", "wireless")
 DIRECTIONS = ("down", "up")
 DISTRIBUTIONS = ("uniform", "normal", "pareto", "paretonormal")
-DIRECTION_KEYS = ("rate", "overhead", "delay", "jitter", "distribution", "queue", "limit", "loss", "packet_size")
+SCHEDULERS = ("fifo", "priority")
+# The priority scheduler's classes.  A packet whose SO_PRIORITY is the
+# priority class's id (pepd's ``rtx_priority``) goes ahead of the queue.
+PRIORITY_CLASS = "1:10"
+PRIORITY_CLASS_SO_PRIORITY = 0x10010
+NORMAL_CLASS = "1:20"
+DIRECTION_KEYS = (
+    "rate", "overhead", "delay", "jitter", "distribution", "queue", "limit", "loss", "packet_size", "scheduler"
+)  # fmt: skip
 LINK_KEYS = (*DIRECTION_KEYS, "description", *DIRECTIONS, "schedule", "delay_variation")
 PROFILE_KEYS = ("description", "notes", "extends", "links")
 EVENT_KEYS = ("at", "direction", "rate", "overhead", "delay", "jitter", "distribution", "limit", "loss")
@@ -55,8 +67,9 @@ class Direction:
     loss: LossModel = field(default_factory=lambda: Uniform(0.0))
     overhead_bytes: int = 0
     packet_size: int | None = None  # the size loss models assume (exponential-bytes)
+    scheduler: str = "fifo"
 
-    def netem_args(self) -> list[str]:
+    def netem_args(self, with_rate: bool = True) -> list[str]:
         """Arguments after ``netem`` in ``tc qdisc ... netem ARGS``.
 
         Always the full parameter set: ``tc qdisc change`` resets anything
@@ -67,10 +80,44 @@ class Direction:
             args += [format_duration_us(self.jitter_s)]
             if self.distribution != "uniform":
                 args += ["distribution", self.distribution]
-        args += ["rate", format_rate(self.rate_bps)]
-        if self.overhead_bytes:
-            args += [str(self.overhead_bytes)]
+        if with_rate:
+            args += ["rate", format_rate(self.rate_bps)]
+            if self.overhead_bytes:
+                args += [str(self.overhead_bytes)]
         return args + self.loss.netem_args()
+
+    def tc_commands(self, dev: str) -> list[list[str]]:
+        """``tc -batch`` lines that build this direction's egress on ``dev``.
+
+        fifo: one netem (delay, loss, and the rate, so its one queue is
+        the link's).  priority: an HTB root that serialises at the rate
+        and serves its priority class first, each class a netem with the
+        delay and loss but no rate.  HTB's classes here guarantee almost
+        nothing and borrow the rest from the parent, because HTB orders by
+        ``prio`` only among classes that borrow.
+        """
+        if self.scheduler == "fifo":
+            return [["qdisc", "replace", "dev", dev, "root", "netem", *self.netem_args()]]
+        rate = format_rate(self.rate_bps)
+        floor = format_rate(max(8, self.rate_bps // 1000))
+        overhead = ["overhead", str(self.overhead_bytes)] if self.overhead_bytes else []
+        # An explicit quantum: the kernel warns about the tiny guaranteed rates otherwise.
+        commands = [
+            ["qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", NORMAL_CLASS.split(":")[1]],
+            ["class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", rate, "ceil", rate,
+             *overhead],
+        ]  # fmt: skip
+        for classid, prio in ((PRIORITY_CLASS, "0"), (NORMAL_CLASS, "1")):
+            commands.append(
+                ["class", "add", "dev", dev, "parent", "1:1", "classid", classid, "htb", "rate", floor,
+                 "ceil", rate, "prio", prio, "quantum", str(MTU_BYTES + 14), *overhead]
+            )  # fmt: skip
+            handle = classid.split(":")[1] + ":"
+            commands.append(
+                ["qdisc", "add", "dev", dev, "parent", classid, "handle", handle, "netem",
+                 *self.netem_args(with_rate=False)]
+            )  # fmt: skip
+        return commands
 
     def timeloss_args(self) -> list[str] | None:
         return self.loss.timeloss_args()
@@ -90,6 +137,7 @@ class Direction:
             "packet_size": self.packet_size,
             "loss": self.loss.to_json(),
             "expected_loss_rate": self.loss.loss_rate(),
+            "scheduler": self.scheduler,
         }
 
 
@@ -213,11 +261,12 @@ class Profile:
         return doc
 
 
-def netem_mismatches(direction: Direction, options: Mapping[str, object]) -> list[str]:
+def netem_mismatches(direction: Direction, options: Mapping[str, object], with_rate: bool = True) -> list[str]:
     """Differences between a direction and a netem qdisc's ``tc -j`` options.
 
     tc reports delays in seconds, rates in bytes per second and
-    probabilities as fractions; an absent table means zero.
+    probabilities as fractions; an absent table means zero.  Without
+    ``with_rate`` the netem must have no rate (another qdisc has it).
     """
     problems = []
 
@@ -233,8 +282,8 @@ def netem_mismatches(direction: Direction, options: Mapping[str, object]) -> lis
     check("limit", options.get("limit"), direction.limit_packets, 0)
     check("delay", table("delay").get("delay", 0), direction.delay_s, 1e-6)
     check("jitter", table("delay").get("jitter", 0), direction.jitter_s, 1e-6)
-    check("rate", table("rate").get("rate"), direction.rate_bps / 8, 0.5)
-    check("packet overhead", table("rate").get("packetoverhead", 0), direction.overhead_bytes, 0)
+    check("rate", table("rate").get("rate"), direction.rate_bps / 8 if with_rate else 0, 0.5)
+    check("packet overhead", table("rate").get("packetoverhead", 0), direction.overhead_bytes if with_rate else 0, 0)
     loss = direction.loss.netem_args()
     if loss[:2] == ["loss", "random"]:
         check("loss", table("loss-random").get("loss"), direction.loss.loss_rate(), 1e-6)
@@ -246,6 +295,76 @@ def netem_mismatches(direction: Direction, options: Mapping[str, object]) -> lis
             check(f"gemodel {key}", got.get(key), want, 1e-6)
     elif "loss-random" in options or "loss-gemodel" in options:
         problems.append("a loss model is installed but the profile has none")
+    return problems
+
+
+def qdisc_mismatches(spec: Direction, qdiscs: list[dict[str, Any]], dev: str, parent: str) -> list[str]:
+    """The netem at ``parent`` (``root`` or a class id) on ``dev`` against the profile."""
+    found = [
+        q for q in qdiscs if q.get("dev") == dev and (q.get("root") if parent == "root" else q.get("parent") == parent)
+    ]
+    if not found or found[0].get("kind") != "netem":
+        return [f"no netem qdisc at {parent}"]
+    return netem_mismatches(spec, found[0].get("options", {}), with_rate=parent == "root")
+
+
+def parse_htb_classes(out: str) -> dict[str, dict[str, object]]:
+    """``tc class show`` of a device, HTB classes by id: prio and ceil (bit/s).
+
+    iproute2 before 6.x prints HTB classes as text even under ``-j``
+    (``class htb 1:10 parent 1:1 leaf 10: prio 0 rate 2Kbit ceil 2Mbit
+    ...``); later ones print JSON, rates in bytes per second.  Both are read.
+    """
+    classes: dict[str, dict[str, object]] = {}
+    text = out.strip()
+    if text.startswith("["):
+        for entry in json.loads(text):
+            if isinstance(entry, dict) and entry.get("class") == "htb":
+                ceil = entry.get("ceil")
+                classes[str(entry.get("handle"))] = {
+                    "prio": entry.get("prio"),
+                    "ceil_bps": float(ceil) * 8 if isinstance(ceil, (int, float)) else None,
+                }
+        return classes
+    for line in text.splitlines():
+        words = line.split()
+        if words[:2] != ["class", "htb"] or len(words) < 3:
+            continue
+        fields = dict(itertools.pairwise(words))
+        parsed: dict[str, object] = {"prio": None, "ceil_bps": None}
+        if fields.get("prio", "").isdigit():
+            parsed["prio"] = int(fields["prio"])
+        if "ceil" in fields:
+            with contextlib.suppress(ConfigError):  # left None: reported as a mismatch
+                parsed["ceil_bps"] = float(parse_rate("tc", "ceil", fields["ceil"]))
+        classes[words[2]] = parsed
+    return classes
+
+
+def priority_mismatches(
+    spec: Direction, qdiscs: list[dict[str, Any]], classes: Mapping[str, Mapping[str, object]], dev: str
+) -> list[str]:
+    """The priority scheduler (Direction.tc_commands) against what tc reports.
+
+    ``classes`` from parse_htb_classes; tc prints rates rounded, so the
+    ceilings are compared to 1 %.
+    """
+    root = [q for q in qdiscs if q.get("dev") == dev and q.get("root")]
+    if not root or root[0].get("kind") != "htb":
+        return ["no htb qdisc at root"]
+    problems = []
+    for classid, prio in (("1:1", None), (PRIORITY_CLASS, 0), (NORMAL_CLASS, 1)):
+        cls = classes.get(classid)
+        if cls is None:
+            problems.append(f"no htb class {classid}")
+            continue
+        ceil = cls.get("ceil_bps")
+        if not isinstance(ceil, float) or abs(ceil - spec.rate_bps) > 0.01 * spec.rate_bps:
+            problems.append(f"class {classid} ceil is {ceil!r} bit/s, profile says {spec.rate_bps}")
+        if prio is not None and cls.get("prio") != prio:
+            problems.append(f"class {classid} prio is {cls.get('prio')!r}, expected {prio}")
+        if prio is not None:
+            problems += qdisc_mismatches(spec, qdiscs, dev, classid)
     return problems
 
 
@@ -275,7 +394,12 @@ def _direction_from(where: str, values: Mapping[str, object], names: Mapping[str
     loss = parse_loss(where, names["loss"], values.get("loss", 0.0), packet_size)
     if jitter > delay:
         raise ConfigError(where, names["jitter"], values.get("jitter"), "jitter larger than delay")
-    direction = Direction(rate, delay, jitter, distribution, limit, loss, overhead, packet_size)
+    scheduler = values.get("scheduler", "fifo")
+    if scheduler not in SCHEDULERS:
+        raise ConfigError(where, names["scheduler"], scheduler, f"expected one of {', '.join(SCHEDULERS)}")
+    if scheduler == "priority" and overhead < 0:
+        raise ConfigError(where, names["overhead"], overhead, "the priority scheduler (HTB) takes no negative overhead")
+    direction = Direction(rate, delay, jitter, distribution, limit, loss, overhead, packet_size, str(scheduler))
     if "queue" in values:
         # The papers' queues exclude packets in propagation; netem's limit
         # includes them, so add the MTU packets the delay line holds.
@@ -399,6 +523,11 @@ def parse_profile(
             per_dir[which] = _direction_from(where, merged, names)
         changes = _parse_changes(where, prefix, raw["schedule"]) if "schedule" in raw else ()
         variation = _parse_variation(where, prefix, raw["delay_variation"]) if "delay_variation" in raw else None
+        if (changes or variation) and any(d.scheduler != "fifo" for d in per_dir.values()):
+            # Changes rewrite one root netem; the priority scheduler has two netems under HTB.
+            raise ConfigError(
+                where, f"{prefix}scheduler", "priority", "a link with schedule or delay_variation must be fifo"
+            )
         link = Link(
             link_name, per_dir["down"], per_dir["up"], str(raw.get("description", "")), changes, variation, where
         )

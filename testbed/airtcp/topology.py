@@ -16,7 +16,7 @@ from types import TracebackType
 from .errors import AirtcpError
 from .netns import Netns, ip_batch_root, kill_pids
 from .proc import run
-from .profile import DIRECTIONS, Profile, netem_mismatches
+from .profile import DIRECTIONS, Profile, parse_htb_classes, priority_mismatches, qdisc_mismatches
 
 # Roles: S = fixed host (TCP sender), R = optional router carrying the
 # "internet" link, BS = base station, WH = wireless host (TCP receiver).
@@ -197,23 +197,25 @@ class Topology:
                     end = link.egress(direction)
                     if end.role == role:
                         spec = self.profile.links[link.name].direction(direction)
-                        qdiscs.append(["qdisc", "replace", "dev", end.dev, "root", "netem", *spec.netem_args()])
+                        qdiscs += spec.tc_commands(end.dev)
             ns.tc_batch(qdiscs)
             self._verify(role)
 
     def _verify(self, role: str) -> None:
         """Read the qdiscs back: what the kernel holds must be the profile."""
-        out = run(["tc", "-n", self.hosts[role].name, "-j", "qdisc", "show"])
-        installed = {q.get("dev"): q for q in json.loads(out) if q.get("root")}
+        ns = self.hosts[role].name
+        qdiscs = json.loads(run(["tc", "-n", ns, "-j", "qdisc", "show"]))
         for link in self.links:
             for direction in DIRECTIONS:
                 end = link.egress(direction)
                 if end.role != role:
                     continue
-                qdisc = installed.get(end.dev, {})
                 spec = self.profile.links[link.name].direction(direction)
-                problems = ["no netem qdisc"] if qdisc.get("kind") != "netem" else []
-                problems += netem_mismatches(spec, qdisc.get("options", {})) if not problems else []
+                if spec.scheduler == "fifo":
+                    problems = qdisc_mismatches(spec, qdiscs, end.dev, "root")
+                else:
+                    classes = parse_htb_classes(run(["tc", "-n", ns, "-j", "class", "show", "dev", end.dev]))
+                    problems = priority_mismatches(spec, qdiscs, classes, end.dev)
                 if problems:
                     raise AirtcpError(f"{role}/{end.dev} ({link.name} {direction}): {'; '.join(problems)}")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -11,15 +12,20 @@ import pytest
 from airtcp.errors import ConfigError
 from airtcp.lossmodels import GilbertElliott, Uniform
 from airtcp.profile import (
+    PRIORITY_CLASS,
+    PRIORITY_CLASS_SO_PRIORITY,
     Direction,
     available_profiles,
     load_profile,
     netem_mismatches,
     parse_assignment,
+    parse_htb_classes,
     parse_profile,
+    priority_mismatches,
 )
 
 GOLDEN = Path(__file__).parent / "golden" / "profiles"
+REPO = Path(__file__).resolve().parents[2]
 
 BASE = {
     "description": "test",
@@ -83,6 +89,8 @@ def test_jitter_and_distribution() -> None:
         ({"description": "t", "links": {"satellite": {}}}, "links.satellite", "unknown key"),
         ({"links": BASE["links"]}, "description", "description"),
         ({**BASE, "rate": "1mbit"}, "rate", "unknown key"),
+        (_with(rate="2mbit", delay="5ms", scheduler="prio"), "links.wireless.scheduler", "one of fifo, priority"),
+        (_with(rate="2mbit", delay="5ms", scheduler="priority", overhead=-20), "links.wireless.overhead", "negative"),
     ],
 )
 def test_errors_name_file_key_and_value(data: dict[str, object], key: str, problem: str) -> None:
@@ -218,8 +226,11 @@ def test_delay_variation_is_seeded_and_bounded() -> None:
         ({"schedule": {"at": "1s"}}, "links.wireless.schedule", "array of tables"),
         ({"delay_variation": {"every": "1s", "low": "20ms"}}, "links.wireless.delay_variation.high", "missing"),
         ({"delay_variation": {"every": "1s", "low": "2s", "high": "1s"}}, "links.wireless.delay_variation.high", "low"),
+        ({"scheduler": "priority", "schedule": [{"at": "1s", "delay": "5ms"}]}, "links.wireless.scheduler", "fifo"),
+        ({"down": {"scheduler": "priority"}, "delay_variation": {"every": "1s", "low": "1ms", "high": "2ms"}},
+         "links.wireless.scheduler", "fifo"),
     ],
-)
+)  # fmt: skip
 def test_bad_dynamics(link: dict[str, object], key: str, problem: str) -> None:
     data = _with(rate="2mbit", delay="20ms", **link)
     with pytest.raises(ConfigError) as err:
@@ -272,3 +283,88 @@ def test_netem_readback(direction: Direction, options: dict[str, object], proble
     assert len(found) == len(problems)
     for got, want in zip(found, problems, strict=True):
         assert got.startswith(want), got
+
+
+# ------------------------------------------------------------- the priority scheduler
+
+PRIO_DIRECTION = Direction(2_000_000, 0.001, limit_packets=51, loss=Uniform(0.03), scheduler="priority")
+
+
+def test_fifo_is_one_netem_with_the_rate() -> None:
+    direction = Direction(2_000_000, 0.02, limit_packets=44)
+    assert direction.tc_commands("to-wh") == [
+        ["qdisc", "replace", "dev", "to-wh", "root", "netem", *direction.netem_args()]
+    ]
+
+
+def test_priority_is_htb_with_the_rate_over_two_netems_without() -> None:
+    commands = [" ".join(c) for c in PRIO_DIRECTION.tc_commands("to-wh")]
+    assert commands == [
+        "qdisc replace dev to-wh root handle 1: htb default 20",
+        "class add dev to-wh parent 1: classid 1:1 htb rate 2000000bit ceil 2000000bit",
+        "class add dev to-wh parent 1:1 classid 1:10 htb rate 2000bit ceil 2000000bit prio 0 quantum 1514",
+        "qdisc add dev to-wh parent 1:10 handle 10: netem limit 51 delay 1000us loss random 3%",
+        "class add dev to-wh parent 1:1 classid 1:20 htb rate 2000bit ceil 2000000bit prio 1 quantum 1514",
+        "qdisc add dev to-wh parent 1:20 handle 20: netem limit 51 delay 1000us loss random 3%",
+    ]
+    # 0x10010: what pepd's rtx_priority must be to land in class 1:10 (tc minors are hex)
+    assert (1 << 16) | int(PRIORITY_CLASS.split(":")[1], 16) == PRIORITY_CLASS_SO_PRIORITY
+
+
+def test_scheduler_parsed_and_recorded() -> None:
+    profile = parse_profile("p", _with(rate="2mbit", delay="20ms", up={"scheduler": "priority"}), "p.toml")
+    assert profile.links["wireless"].down.scheduler == "fifo"
+    assert profile.links["wireless"].up.scheduler == "priority"
+    assert profile.to_json()["links"]["wireless"]["up"]["scheduler"] == "priority"  # type: ignore[index]
+
+
+# As iproute2 6.1 prints HTB classes under -j (text), and as later ones print JSON.
+HTB_TEXT = """class htb 1:10 parent 1:1 leaf 10: prio 0 rate 2Kbit ceil 2Mbit burst 1600b cburst 1600b
+class htb 1:1 root rate 2Mbit ceil 2Mbit burst 1600b cburst 1600b
+class htb 1:20 parent 1:1 leaf 20: prio 1 rate 2Kbit ceil 2Mbit burst 1600b cburst 1600b
+"""
+HTB_JSON = (
+    '[{"class":"htb","handle":"1:10","parent":"1:1","prio":0,"rate":250,"ceil":250000},'
+    '{"class":"htb","handle":"1:1","root":true,"rate":250000,"ceil":250000},'
+    '{"class":"htb","handle":"1:20","parent":"1:1","prio":1,"rate":250,"ceil":250000}]'
+)
+PRIO_QDISCS: list[dict[str, object]] = [
+    {"kind": "htb", "handle": "1:", "dev": "to-wh", "root": True, "options": {}},
+    *[
+        {"kind": "netem", "handle": f"{m}:", "dev": "to-wh", "parent": f"1:{m}",
+         "options": {"limit": 51, "delay": {"delay": 0.001, "jitter": 0}, "loss-random": {"loss": 0.03}}}
+        for m in ("10", "20")
+    ],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dump", [HTB_TEXT, HTB_JSON])
+def test_htb_classes_from_text_and_json(dump: str) -> None:
+    classes = parse_htb_classes(dump)
+    assert classes["1:10"] == {"prio": 0, "ceil_bps": 2_000_000.0}
+    assert classes["1:20"]["prio"] == 1
+    assert classes["1:1"]["ceil_bps"] == 2_000_000.0
+    assert priority_mismatches(PRIO_DIRECTION, PRIO_QDISCS, classes, "to-wh") == []
+
+
+@pytest.mark.parametrize(
+    ("classes_text", "qdiscs", "problem"),
+    [
+        (HTB_TEXT, [{"kind": "netem", "dev": "to-wh", "root": True}], "no htb qdisc at root"),
+        (HTB_TEXT.replace("prio 1", "prio 0"), PRIO_QDISCS, "class 1:20 prio is 0"),
+        (HTB_TEXT.replace("root rate 2Mbit ceil 2Mbit", "root rate 1Mbit ceil 1Mbit"), PRIO_QDISCS, "class 1:1 ceil"),
+        (HTB_TEXT.replace("class htb 1:20", "class htb 1:30"), PRIO_QDISCS, "no htb class 1:20"),
+        (HTB_TEXT, PRIO_QDISCS[:2], "no netem qdisc at 1:20"),
+        (HTB_TEXT, [PRIO_QDISCS[0], PRIO_QDISCS[1], {**PRIO_QDISCS[2], "options": {"limit": 51,
+         "delay": {"delay": 0.001}, "loss-random": {"loss": 0.03}, "rate": {"rate": 250000}}}], "rate is 250000"),
+    ],
+)  # fmt: skip
+def test_priority_readback_mismatches(classes_text: str, qdiscs: list[dict[str, object]], problem: str) -> None:
+    found = priority_mismatches(PRIO_DIRECTION, qdiscs, parse_htb_classes(classes_text), "to-wh")
+    assert any(p.startswith(problem) for p in found), found
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "testbed" / "schemes").rglob("*-prio.toml")), ids=lambda p: p.name)
+def test_priority_schemes_name_the_priority_class(path: Path) -> None:
+    with path.open("rb") as f:
+        assert tomllib.load(f)["basestation"]["pepd"]["rtx_priority"] == PRIORITY_CLASS_SO_PRIORITY
