@@ -91,8 +91,8 @@ static const struct cfg_key keys[] = {
 	  "congestion loss left to the sender) or accept (the kernel forwards the original; drops at this "
 	  "box's own queue are then repaired locally and hidden, Snoop's classic weakness)" },
 	{ "rtx_priority", CFG_UINT, F(rtx_priority), 0, 0xffffffffULL, NULL, "0",
-	  "SO_PRIORITY of local retransmissions; with a priority-aware egress qdisc they go ahead of new data "
-	  "(0: same queue as everything else)" },
+	  "SO_PRIORITY of local retransmissions and copies (new data and ACKs keep 0); with a priority-aware "
+	  "egress they go ahead of the queue, e.g. 65552 for HTB class 1:10 (0: same queue as everything else)" },
 	{ "copies", CFG_UINT_AUTO, F(copies), 0, 3, NULL, "2",
 	  "snoop+: extra copies per local retransmission, 0..3, or auto (chosen from the measured loss)" },
 	{ "adaptive_target", CFG_FRACTION, F(adaptive_target), 0, 0, NULL, "0.001",
