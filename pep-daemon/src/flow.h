@@ -17,6 +17,7 @@
 #include "filter.h"
 #include "filter_state.h"
 #include "packet.h"
+#include "seq.h"
 #include "stats.h"
 
 struct flow_key {
@@ -49,6 +50,23 @@ struct conn {
 	bool closed;			/* RST seen */
 	bool midstream;			/* adopted without seeing its SYN */
 };
+
+/*
+ * The TSval for a local retransmission of a segment cached with cached_tsval.
+ * In FIFO order the fixed host's newest: never below the receiver's
+ * TS.Recent (PAWS would drop it), and everything queued ahead of it is
+ * older anyway.  A repair that overtakes the queue (rtx_priority) must not
+ * be newer than what it overtakes: once it fills the hole the receiver
+ * takes its TSval as TS.Recent and PAWS then drops every queued segment
+ * sent more than a tick before it.  So: the segment's own TSval, raised to
+ * the receiver's TS.Recent (the TSecr of its latest ACK) if that is newer.
+ */
+static inline uint32_t conn_repair_tsval(const struct conn *c, uint32_t cached_tsval, bool overtakes)
+{
+	if (!overtakes)
+		return c->fh_tsval;
+	return c->wh_has_ts ? seq_max(cached_tsval, c->wh_tsecr) : cached_tsval;
+}
 
 /* The shift the fixed host applies to the wireless host's window; -1 unknown (no SYNs seen). */
 static inline int conn_wh_shift(const struct conn *c)

@@ -148,7 +148,7 @@ int inject_segment(struct injector *inj, const struct flow *f, const struct seg 
 		.fd6 = repair ? inj->rtx6 : inj->fd6,
 		.copies = copies,
 	};
-	uint32_t max_payload, opts;
+	uint32_t max_payload, opts, tsval;
 	struct pkt p;
 	int r;
 
@@ -159,8 +159,8 @@ int inject_segment(struct injector *inj, const struct flow *f, const struct seg 
 	/* RFC 6691: the MSS counts payload without options */
 	if (f->conn.wh_mss > opts && f->conn.wh_mss - opts < max_payload)
 		max_payload = f->conn.wh_mss - opts;
-	/* the fixed host's newest TSval: never older than what the receiver holds as TS.Recent */
-	r = build_slices(&p, max_payload, f->conn.fh_has_ts ? &f->conn.fh_tsval : NULL, inj->buf, sizeof(inj->buf),
+	tsval = conn_repair_tsval(&f->conn, p.tsval, repair && inj->rtx4 != inj->fd4);
+	r = build_slices(&p, max_payload, f->conn.fh_has_ts && p.has_ts ? &tsval : NULL, inj->buf, sizeof(inj->buf),
 			 send_slice, &c);
 	if (r < 0)
 		return -EMSGSIZE;

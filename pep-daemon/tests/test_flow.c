@@ -98,8 +98,34 @@ static void timers(void)
 	flow_table_free(&t);
 }
 
+/* The TSval of a local retransmission (conn_repair_tsval), as a table. */
+static void repair_tsval(void)
+{
+	static const struct {
+		bool overtakes, wh_has_ts;
+		uint32_t fh_newest, wh_tsecr, cached, want;
+		const char *why;
+	} cases[] = {
+		{ false, true, 900, 500, 400, 900, "FIFO: the fixed host's newest" },
+		{ true, true, 900, 500, 400, 500, "overtaking: raised to the receiver's TS.Recent" },
+		{ true, true, 900, 300, 400, 400, "overtaking: its own, not newer than the queue" },
+		{ true, false, 900, 0, 400, 400, "overtaking, no TSecr seen yet: its own" },
+		{ true, true, 10, 0xfffffff0u, 5, 5, "wrap: 5 is after 0xfffffff0" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct conn c = { .fh_has_ts = true, .fh_tsval = cases[i].fh_newest, .wh_has_ts = cases[i].wh_has_ts,
+				  .wh_tsecr = cases[i].wh_tsecr };
+		uint32_t got = conn_repair_tsval(&c, cases[i].cached, cases[i].overtakes);
+
+		CHECK(got == cases[i].want, "%s: %u, expected %u", cases[i].why, got, cases[i].want);
+	}
+}
+
 int main(void)
 {
+	repair_tsval();
 	directions();
 	bound_and_expiry();
 	timers();
