@@ -153,7 +153,9 @@ def test_capture_gives_recovery_episodes_and_westwood_is_allowed(tmp_path: Path)
     for case in doc["cases"]:
         (run,) = case["runs"]
         rec = run["recovery"]
-        assert (rec["malformed"], rec["truncated"], rec["kernel_drops"], rec["not_written"]) == (0, False, 0, 0), rec
+        assert (rec["malformed"], rec["truncated"], rec["kernel_drops"]) == (0, False, 0), rec
+        # A frame may arrive as tcpdump stops (1 in 2 of 16 VM runs).
+        assert rec["not_written"] is not None and rec["not_written"] <= 2, rec
         assert rec["frames"] > 100 and rec["flow_segments"] > 100
         # At most the namespace's count (which also holds the control
         # connection's, SYNs and the orphaned socket's at teardown, after the
