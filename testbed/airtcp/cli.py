@@ -195,7 +195,12 @@ def cmd_recovery(args: argparse.Namespace) -> int:
                 missing += 1
                 continue
             new = recovery.analyse(data)
-            new.update(kernel_drops=old.get("kernel_drops"), capture_bytes=len(data), capture_file=old["capture_file"])
+            new.update(
+                kernel_drops=old.get("kernel_drops"),
+                not_written=old.get("not_written"),
+                capture_bytes=len(data),
+                capture_file=old["capture_file"],
+            )
             run["recovery"] = new
             done += 1
     res.save(doc, path)

@@ -311,10 +311,14 @@ def _start_capture(topo: Topology, port: int, path: Path) -> Background:
     """
     dev = next(end.dev for link in topo.links for end in (link.left, link.right) if end.role == "s")
     filter_ = ["tcp", "port", str(port)]
+    # -Z root: tcpdump would otherwise create the file as user tcpdump, who
+    # cannot write in the private temporary directory.  --immediate-mode:
+    # else libpcap hands frames over in blocks of up to 1 s and the block
+    # still open when tcpdump stops is lost, with the last retransmissions
+    # the socket made while the capture ran (recovery.not_written).
+    argv = ["tcpdump", "-i", dev, "-s", str(CAPTURE_SNAPLEN), "-n", "-U", "--immediate-mode", "-Z", "root"]
     capture = topo.host("s").spawn(
-        # -Z root: tcpdump would otherwise create the file as user tcpdump,
-        # who cannot write in the private temporary directory.
-        ["tcpdump", "-i", dev, "-s", str(CAPTURE_SNAPLEN), "-n", "-U", "-Z", "root", "-w", str(path), *filter_],
+        [*argv, "-w", str(path), *filter_],
         name="tcpdump",
     )
     poll_until("tcpdump to start capturing", lambda: True if path.exists() else None, deadline_s=15)

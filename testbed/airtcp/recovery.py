@@ -364,6 +364,28 @@ def kernel_drops(tcpdump_stderr: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+_CAPTURED = re.compile(r"(\d+) packets? captured")
+_RECEIVED = re.compile(r"(\d+) packets? received by filter")
+
+
+def not_written(tcpdump_stderr: str) -> int | None:
+    """Packets the filter accepted that never reached the file, if tcpdump said.
+
+    tcpdump's closing lines: "received by filter" (the kernel's count,
+    drops included) minus "captured" (written) minus "dropped by kernel".
+    Without ``--immediate-mode`` libpcap's TPACKET_V3 ring hands frames
+    over in blocks (after up to 1 s), and the block still open when tcpdump
+    is stopped is lost: the last frames of the capture, not counted as
+    drops.  Meaningful on a veth or Ethernet device; on ``lo`` the filter
+    sees every packet twice.
+    """
+    numbers = [rx.search(tcpdump_stderr) for rx in (_RECEIVED, _CAPTURED, _DROPPED)]
+    if not all(numbers):
+        return None
+    received, captured, dropped = (int(m.group(1)) for m in numbers if m)
+    return received - captured - dropped
+
+
 MANY_HOLES = 3  # what one ACK's SACK option can report with timestamps
 
 
@@ -408,6 +430,7 @@ def analyse(pcap_bytes: bytes, tcpdump_stderr: str = "") -> dict[str, object]:
         "linktype": pcap.linktype,
         "flow_segments": len(segments),
         "kernel_drops": kernel_drops(tcpdump_stderr),
+        "not_written": not_written(tcpdump_stderr),
     }
     summary.update(summarize_episodes(find_episodes(segments)))
     return summary

@@ -154,13 +154,16 @@ def test_capture_gives_recovery_episodes_and_westwood_is_allowed(tmp_path: Path)
         (run,) = case["runs"]
         rec = run["recovery"]
         assert (rec["malformed"], rec["truncated"], rec["kernel_drops"]) == (0, False, 0), rec
+        # A frame may arrive as tcpdump stops (1 in 2 of 16 VM runs).
+        assert rec["not_written"] is not None and rec["not_written"] <= 2, rec
         assert rec["frames"] > 100 and rec["flow_segments"] > 100
         # At most the namespace's count (which also holds the control
         # connection's, SYNs and the orphaned socket's at teardown, after the
         # capture stopped), and some when the socket retransmitted.  Not "at
-        # least what ss last saw": in the VM the capture held 2-4 fewer than
-        # the data socket's total_retrans in some runs (no qdisc drop, no
-        # TCPRetransFail, no tcpdump drop); why is open (issue 7's note).
+        # least what ss last saw": before tcpdump ran with --immediate-mode
+        # the capture held 2-4 fewer than the data socket's total_retrans in
+        # some VM runs (the last ring block was lost at stop, not_written);
+        # not re-checked since.
         sampled = [s["retrans_total"] for s in run["series"]["ss"] if "retrans_total" in s]
         assert rec["retransmissions"] <= run["nstat"]["s"]["TcpRetransSegs"], rec
         assert rec["retransmissions"] > 0 or not (sampled and sampled[-1]), (sampled[-1:], rec)

@@ -20,6 +20,7 @@ from airtcp.recovery import (
     decode_frame,
     find_episodes,
     kernel_drops,
+    not_written,
     parse_pcap,
     quantile,
     select_flow,
@@ -405,6 +406,24 @@ def test_kernel_drops(stderr: str, expected: int | None) -> None:
     assert kernel_drops(stderr) == expected
 
 
+@pytest.mark.parametrize(
+    ("stderr", "expected"),
+    [
+        # Stopped mid-transfer without --immediate-mode: the ring block
+        # still open never reached the file.
+        ("1936 packets captured\n2530 packets received by filter\n0 packets dropped by kernel\n", 594),
+        ("2570 packets captured\n2570 packets received by filter\n0 packets dropped by kernel\n", 0),
+        # Kernel drops are in "received by filter" too, and are not "not written".
+        ("100 packets captured\n110 packets received by filter\n10 packets dropped by kernel\n", 0),
+        ("1 packet captured\n1 packet received by filter\n0 packets dropped by kernel\n", 0),
+        ("tcpdump: listening on to-bs, link-type EN10MB\n5 packets captured\n", None),  # killed early
+        ("", None),
+    ],
+)  # fmt: skip
+def test_not_written(stderr: str, expected: int | None) -> None:
+    assert not_written(stderr) == expected
+
+
 def test_airtcp_recovery_recomputes_from_the_kept_capture(tmp_path: Path) -> None:
     from airtcp import cli, result
 
@@ -413,13 +432,16 @@ def test_airtcp_recovery_recomputes_from_the_kept_capture(tmp_path: Path) -> Non
     capture.write_bytes(pcap_file(ONE_HOLE_FRAMES))
     doc = result.new_result({"name": "x"}, {})
     runs = result.case_entry(doc, "p", "s", "t")["runs"]
-    runs.append({"error": None, "recovery": {"episodes": 99, "kernel_drops": 0, "capture_file": str(capture)}})
+    runs.append(
+        {"error": None, "recovery": {"episodes": 99, "kernel_drops": 0, "not_written": 3, "capture_file": str(capture)}}
+    )
     runs.append({"error": None, "recovery": {"episodes": 7}})  # no capture kept: left alone
     path = tmp_path / "r.json"
     result.save(doc, path)
     assert cli.main(["recovery", str(path)]) == 0
     first, second = (run["recovery"] for run in result.load(path)["cases"][0]["runs"])
-    assert first["episodes"] == 1 and first["capture_file"] == str(capture) and first["kernel_drops"] == 0
+    assert first["episodes"] == 1 and first["capture_file"] == str(capture)
+    assert (first["kernel_drops"], first["not_written"]) == (0, 3)  # from tcpdump's stderr: kept
     assert second == {"episodes": 7}
     capture.unlink()
     assert cli.main(["recovery", str(path)]) == 1  # a missing capture is an error
