@@ -36,6 +36,12 @@ class Probe:
         return [i for i in range(self.count) if i not in got]
 
 
+def wait_for_udp_listener(topo: Topology, role: str, port: int, what: str) -> None:
+    """Poll until a UDP socket on ``role`` is bound to ``port``."""
+    listening = lambda: True if topo.host(role).run(["ss", "-Hlun", f"sport = :{port}"]).strip() else None  # noqa: E731
+    poll_until(what, listening, deadline_s=30)
+
+
 def send_probes(
     topo: Topology,
     sender: str,
@@ -51,8 +57,7 @@ def send_probes(
         [PYTHON, "-m", "airtcp.probe", "receive", "--port", str(PORT), "--idle", "20"], name="probe receiver"
     )
     try:
-        listening = lambda: True if topo.host(receiver).run(["ss", "-Hlun", f"sport = :{PORT}"]).strip() else None  # noqa: E731
-        poll_until("the probe receiver", listening, deadline_s=30)
+        wait_for_udp_listener(topo, receiver, PORT, "the probe receiver")
         if t0_ns is not None:
             time.sleep(max(0.0, (t0_ns - time.monotonic_ns()) / 1e9))
         argv = [PYTHON, "-m", "airtcp.probe", "send", "--to", topo.address(receiver), "--port", str(PORT)]

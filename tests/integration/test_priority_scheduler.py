@@ -12,11 +12,10 @@ import json
 
 import pytest
 
-from airtcp.proc import poll_until
 from airtcp.profile import PRIORITY_CLASS_SO_PRIORITY, parse_profile
 from airtcp.topology import Topology
 
-from .probes import PYTHON
+from .probes import PYTHON, wait_for_udp_listener
 
 PORT = 9001
 BURST = 40  # 1000-byte datagrams: 320 ms of queue at 1 Mbit/s
@@ -54,8 +53,7 @@ def _arrival_order(scheduler: str) -> tuple[list[str], dict[str, int]]:
     with Topology(profile) as topo:
         rx = topo.host("wh").spawn([PYTHON, "-c", RECEIVE], name="receiver")
         try:
-            listening = lambda: True if topo.host("wh").run(["ss", "-Hlun", f"sport = :{PORT}"]).strip() else None  # noqa: E731
-            poll_until("the receiver", listening, deadline_s=30)
+            wait_for_udp_listener(topo, "wh", PORT, "the receiver")
             topo.host("bs").run([PYTHON, "-c", SEND, topo.address("wh"), str(PRIORITY_CLASS_SO_PRIORITY)])
             rx.wait(timeout=60)
         finally:
