@@ -223,15 +223,23 @@ def test_sender_retransmits_far_less_with_arq_over_a_lossy_hop() -> None:
             stats: dict[str, Any] = arq.stats()
         finally:
             arq.stop()
-    stock_retx, arq_retx = sender_retransmits(stock), sender_retransmits(repaired)
+    stock_share, arq_share = retransmitted_share(stock), retransmitted_share(repaired)
     bs = stats["bs"]["sender"]
-    print(f"stock {stock_retx} retransmissions {goodput_mbps(stock):.3f} Mbit/s, arq {arq_retx} "
-          f"{goodput_mbps(repaired):.3f} Mbit/s; arqd at the BS: {bs}")  # fmt: skip
+    print(f"stock {sender_retransmits(stock)} retransmissions ({stock_share:.1%}) {goodput_mbps(stock):.3f} Mbit/s, "
+          f"arq {sender_retransmits(repaired)} ({arq_share:.1%}) {goodput_mbps(repaired):.3f} Mbit/s; "
+          f"arqd at the BS: {bs}")  # fmt: skip
     # 10 % of the frames each way: the link layer repaired a great many
     assert bs["retransmitted"] >= 50, bs
-    assert stock_retx >= 20, f"the lossy hop did not cost stock retransmissions: {stock_retx}"
-    assert arq_retx <= stock_retx / 4, f"sender retransmissions: stock {stock_retx}, arq {arq_retx}; {bs}"
+    # Shares, not counts: stock may stall in RTO backoff and send only a few dozen segments (CI run: 7 of ~20)
+    assert stock_share >= 0.03, f"the lossy hop did not cost stock retransmissions: {stock_share:.1%}"
+    assert arq_share <= stock_share / 4, f"retransmitted share: stock {stock_share:.1%}, arq {arq_share:.1%}; {bs}"
     assert goodput_mbps(repaired) > goodput_mbps(stock)
+
+
+def retransmitted_share(data: dict[str, Any]) -> float:
+    """The sender's retransmissions per full-sized segment it sent (MSS 1448: 1500-byte MTU with timestamps)."""
+    segments = max(1.0, float(data["end"]["sum_sent"]["bytes"]) / 1448)
+    return sender_retransmits(data) / segments
 
 
 def test_failures_leave_nothing_behind(tmp_path: Path) -> None:
