@@ -1,7 +1,8 @@
 """Calibration of the emulated path against what the profile promises.
 
 RTT: ping's median within 10 % of the profile's round-trip propagation delay.
-Goodput: a loss-free 2 or 10 Mbit/s bottleneck carries >= 90 % of its rate.
+Goodput: a loss-free 2 or 10 Mbit/s bottleneck carries >= 90 % of its rate
+(skipped, saying so, when the machine cannot forward 1.5 times that rate at all).
 Loss: over n >= 5000 UDP datagrams the measured loss fraction p^ must lie
 within 4 standard deviations of the configured p, sigma = sqrt(p (1 - p) / n)
 (binomial); a correct emulator fails this with probability about 6e-5.
@@ -52,20 +53,27 @@ def test_rtt_matches_the_path_delay(profile) -> None:  # type: ignore[no-untyped
     assert abs(median - expected_ms) <= 0.10 * expected_ms, f"median RTT {median} ms, expected {expected_ms} ms"
 
 
-@pytest.mark.parametrize("rate_mbit", [2, 10])
-def test_loss_free_goodput(rate_mbit: int) -> None:
-    profile = _profile(
-        {"rate": "100mbit", "delay": "10ms"},
-        {"rate": f"{rate_mbit}mbit", "delay": "10ms", "queue": 100},
-    )
+def _loss_free_goodput(rate: str, duration_s: int) -> float:
+    profile = _profile({"rate": "1gbit", "delay": "10ms"}, {"rate": rate, "delay": "10ms", "queue": 100})
     exp = experiment.Experiment(
         name="cal", description="cal", profiles=[profile],
-        cases=[(load_scheme("stock"), load_sender("cubic"))], duration_s=12, runs=1,
+        cases=[(load_scheme("stock"), load_sender("cubic"))], duration_s=duration_s, runs=1,
     )  # fmt: skip
     scheme, sender = exp.cases[0]
     record = experiment.run_once(exp, scheme, sender)
     assert record["error"] is None, record["error"]
-    goodput = record["transfer"]["goodput_mbps"]
+    return float(record["transfer"]["goodput_mbps"])
+
+
+@pytest.mark.parametrize("rate_mbit", [2, 10])
+def test_loss_free_goodput(rate_mbit: int) -> None:
+    goodput = _loss_free_goodput(f"{rate_mbit}mbit", 12)
+    if goodput < 0.9 * rate_mbit:
+        # Under software emulation the CPU, not netem, can be the bottleneck (seen at
+        # half speed on a loaded 2-core host): judge the link only if the machine can fill it
+        ceiling = _loss_free_goodput("1gbit", 5)
+        if ceiling < 1.5 * rate_mbit:
+            pytest.skip(f"the machine forwards only {ceiling:.2f} Mbit/s unshaped: cannot calibrate {rate_mbit} Mbit/s")
     assert goodput >= 0.9 * rate_mbit, f"{goodput:.3f} Mbit/s on a {rate_mbit} Mbit/s link"
     assert goodput <= 1.0 * rate_mbit * 1.01  # netem's rate is a ceiling
 

@@ -35,7 +35,8 @@ def test_run_writes_a_self_describing_result(tmp_path: Path) -> None:
     for case in doc["cases"]:
         (run,) = case["runs"]
         assert run["error"] is None
-        assert run["transfer"]["goodput_mbps"] > 0.5
+        # data flowed; not a performance floor (one early timeout costs reno-classic a third of 3 s)
+        assert run["transfer"]["goodput_mbps"] > 0.1
         assert run["transfer"]["intervals"], "iperf3 interval series"
         assert run["series"]["ss"], "ss samples"
         assert isinstance(run["raw"]["iperf3_client"], dict) and isinstance(run["raw"]["iperf3_server"], dict)
