@@ -35,6 +35,7 @@ from airtcp.proc import poll_until
 from airtcp.profile import Profile, parse_profile
 from airtcp.topology import Topology
 
+from .probes import wait_for_udp_listener
 from .test_pepd import goodput_mbps, sender_retransmits
 
 PORT = 6000
@@ -121,8 +122,7 @@ def exchange(topo: Topology) -> dict[str, dict[str, int]]:
         "s": topo.host("s").spawn([sys.executable, "-c", DATAGRAMS, "recv", str(COUNT), "90"], name="recv"),
     }
     for role in receivers:
-        topo.host(role).run(["sh", "-c", f"for i in $(seq 100); do ss -Hlun 'sport = :{PORT}' | grep -q . && exit 0; "
-                             "sleep 0.1; done; exit 1"])  # fmt: skip
+        wait_for_udp_listener(topo, role, PORT, f"the datagram receiver on {role}")
     senders = [
         topo.host("s").spawn([sys.executable, "-c", DATAGRAMS, "send", topo.address("wh"), str(COUNT), str(SIZE)],
                              name="send"),
