@@ -140,7 +140,7 @@ def test_arq_component_is_registered_and_validates(built: None) -> None:
         ({"feedback": "nack"}, "feedback = nack: not one of the choices"),
         ({"routes": "10.0.0.0/8"}, "set by the testbed"),
         ({"max_rtx": "2; reboot"}, "expected a number, a word or a boolean"),
-        ({"no_such_key": 1}, "not an arqd key"),
+        ({"no_such_key": 1}, "not arqd's key"),
     ]:
         data = {"description": "d", "senders": ["cubic"], "link": {"arq": config}}
         with pytest.raises(ConfigError, match=re.escape(fragment)):

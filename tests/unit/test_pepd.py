@@ -138,7 +138,7 @@ def test_pepd_component_is_registered_and_validates(built: None) -> None:
         ({"wireless": "wlan1"}, "set by the testbed"),
         ({"rto_min": 30}, "rto_min = 30: expected a duration"),
         ({"copies": "2; rm -rf /"}, "expected a number, a word or a boolean"),
-        ({"no_such_key": 1}, "not a pepd key"),
+        ({"no_such_key": 1}, "not pepd's key"),
     ]:
         data = {"description": "d", "senders": ["cubic"], "basestation": {"pepd": config}}
         with pytest.raises(ConfigError, match=re.escape(fragment)):

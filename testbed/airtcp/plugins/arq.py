@@ -38,7 +38,7 @@ from .. import components
 from ..errors import AirtcpError, ConfigError
 from ..paths import PEPD_DIR
 from ..proc import Background, poll_until
-from .pepd import daemon_check, option_value, pepd_flags, query
+from .pepd import daemon_check, daemon_options, pepd_flags, query
 
 if TYPE_CHECKING:
     from ..topology import Endpoint, Topology
@@ -109,15 +109,9 @@ class Arq(components.Component):
             raise ConfigError(where, f"{place}.arq", config, "arqd runs at both ends of the wireless link: link.arq")
         if not isinstance(config, Mapping):
             raise ConfigError(where, "link.arq", config, 'expected a table, e.g. feedback = "ack"')
-        options: dict[str, str] = {}
-        for key, value in config.items():
-            name = f"link.arq.{key}"
-            if key in OWNED_KEYS:
-                raise ConfigError(where, name, value, "set by the testbed (the wireless veth's ends, routes, sockets)")
-            if key not in SCHEME_KEYS:
-                raise ConfigError(where, name, value, f"not an arqd key; known: {', '.join(SCHEME_KEYS)}")
-            options[key] = option_value(where, name, value, DOC)
-        self.options = options
+        self.options = daemon_options(
+            where, "link.arq", config, OWNED_KEYS, "the wireless veth's ends, routes, sockets", SCHEME_KEYS, "arqd", DOC
+        )
         self._check()
         self.procs: dict[str, Background] = {}
         self.socks: dict[str, str] = {}

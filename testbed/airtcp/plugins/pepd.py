@@ -97,6 +97,22 @@ def option_value(where: str, key: str, value: object, doc: str = "Documentation/
     raise ConfigError(where, key, value, f"expected a number, a word or a boolean (see {doc})")
 
 
+def daemon_options(
+    where: str, prefix: str, config: Mapping[str, object], owned: tuple[str, ...], owned_by: str,
+    known: tuple[str, ...], daemon: str = "pepd", doc: str = "Documentation/pepd.rst",
+) -> dict[str, str]:  # fmt: skip
+    """A scheme's table of daemon options as flag values, each key checked: not one the testbed sets, a known one."""
+    options: dict[str, str] = {}
+    for key, value in config.items():
+        name = f"{prefix}.{key}"
+        if key in owned:
+            raise ConfigError(where, name, value, f"set by the testbed ({owned_by})")
+        if key not in known:
+            raise ConfigError(where, name, value, f"not {daemon}'s key; known: {', '.join(known)}")
+        options[key] = option_value(where, name, value, doc)
+    return options
+
+
 def daemon_check(binary: Path, required: list[str], options: Mapping[str, str]) -> str | None:
     """``BINARY check REQUIRED --key value ...`` once per configuration: its error line, or None.
 
@@ -143,14 +159,9 @@ class Pepd(components.Component):
             raise ConfigError(where, f"{place}.pepd", config, "pepd runs on the base station: basestation.pepd")
         if not isinstance(config, Mapping):
             raise ConfigError(where, "basestation.pepd", config, 'expected a table, e.g. filter = "snoop"')
-        options: dict[str, str] = {}
-        for key, value in config.items():
-            name = f"basestation.pepd.{key}"
-            if key in OWNED_KEYS:
-                raise ConfigError(where, name, value, "set by the testbed (the BS's wireless interface, queue 0)")
-            if key not in SCHEME_KEYS:
-                raise ConfigError(where, name, value, f"not a pepd key; known: {', '.join(SCHEME_KEYS)}")
-            options[key] = option_value(where, name, value)
+        options = daemon_options(
+            where, "basestation.pepd", config, OWNED_KEYS, "the BS's wireless interface, queue 0", SCHEME_KEYS
+        )
         if options.get("filter", "snoop") not in FILTERS:
             raise ConfigError(where, "basestation.pepd.filter", options["filter"], f"expected one of {FILTERS}")
         self.options = options
