@@ -10,6 +10,7 @@ biasing one.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 import shutil
@@ -335,9 +336,12 @@ def _finish_capture(capture: Background, path: Path, keep: Path | None) -> dict[
     summary = recovery.analyse(data, capture.stderr)
     summary["capture_bytes"] = len(data)
     if keep is not None:
-        keep.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(path, keep)
-        summary["capture_file"] = str(keep)
+        try:
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(path, keep)
+            summary["capture_file"] = str(keep)
+        except OSError as exc:  # the analysis stands; only the file is not kept
+            summary["capture_file_error"] = f"{keep}: {exc.strerror}"
     return summary
 
 
@@ -455,9 +459,16 @@ def run_once(
     return record
 
 
-def _capture_path(out: Path, step: int, *labels: str) -> Path:
-    """Where a run's capture is kept: beside the result, one file per run."""
+# File names stop at 255 bytes; a profile label with a few --set overrides exceeds that
+CAPTURE_NAME_MAX = 160
+
+
+def capture_path(out: Path, step: int, *labels: str) -> Path:
+    """Where a run's capture is kept: beside the result, one file per run (the step number makes it unique)."""
     name = "-".join(re.sub(r"[^A-Za-z0-9_.=+-]+", "_", label) for label in labels)
+    if len(name) > CAPTURE_NAME_MAX:
+        digest = hashlib.sha1(name.encode()).hexdigest()[:8]
+        name = f"{name[: CAPTURE_NAME_MAX - 9]}~{digest}"
     return out.with_name(f"{out.stem}.captures") / f"{step:03d}-{name}.pcap"
 
 
@@ -482,7 +493,7 @@ def run_experiment(exp: Experiment, out: Path, backend: str, reason: str, progre
                     f"[{step}/{total}] {label}{where} run {index + 1}/{exp.runs}: {exp.duration_s:g} s transfer ..."
                 )
                 try:
-                    keep = _capture_path(out, step, profile.label, scheme.name, sender.name) if exp.capture else None
+                    keep = capture_path(out, step, profile.label, scheme.name, sender.name) if exp.capture else None
                     record = run_once(exp, scheme, sender, profile, keep)
                 except AirtcpError as exc:  # the topology itself failed
                     record = {"started": result.now_iso(), "error": str(exc)}

@@ -445,3 +445,28 @@ def test_airtcp_recovery_recomputes_from_the_kept_capture(tmp_path: Path) -> Non
     assert second == {"episodes": 7}
     capture.unlink()
     assert cli.main(["recovery", str(path)]) == 1  # a missing capture is an error
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected_name"),
+    [
+        (("uniform-2m", "stock", "cubic"), "007-uniform-2m-stock-cubic.pcap"),
+        (("p[links.wireless.up.loss=10%]", "snack-eval/snack", "reno-sack"),
+         "007-p_links.wireless.up.loss=10_-snack-eval_snack-reno-sack.pcap"),
+        # a profile label carrying many --set overrides: cut, with a digest of the whole
+        (("80211b-11m-ge[" + ",".join(f"links.wireless.down.loss.p_{i}=0.{i}" for i in range(12)) + "]", "s", "c"),
+         None),
+    ],
+)  # fmt: skip
+def test_capture_path_fits_a_file_name(labels: tuple[str, ...], expected_name: str | None) -> None:
+    from airtcp.experiment import CAPTURE_NAME_MAX, capture_path
+
+    path = capture_path(Path("results/x.json"), 7, *labels)
+    assert path.parent == Path("results/x.captures")
+    if expected_name is not None:
+        assert path.name == expected_name
+    else:
+        assert len(path.name) <= CAPTURE_NAME_MAX + len("007-.pcap") and "~" in path.name
+        # two labels cut at the same place still get different names
+        other = capture_path(Path("results/x.json"), 7, labels[0].replace("p_11=0.11", "p_11=0.12"), *labels[1:])
+        assert other.name != path.name
