@@ -597,12 +597,33 @@ static inline unsigned int snack_pick(unsigned int nruns, unsigned int max,
 }
 
 /*
+ * Is @run one of the ACK's own SACK blocks?  The receiver computed both
+ * from one out-of-order queue, so its most recent block is often exactly
+ * the highest run.  Repeating it right after it would make TCP read the
+ * first block as a D-SACK (RFC 2883: block 1 within block 2,
+ * tcp_check_dsack()), count it as a duplicate never retransmitted, and
+ * from then on ignore the connection's real D-SACKs as dubious.
+ */
+static inline bool snack_run_listed(const u8 *blocks, unsigned int nblocks,
+				    const struct snack_run *run)
+{
+	unsigned int i;
+
+	for (i = 0; i < nblocks; i++)
+		if (snack_get32(blocks + 8 * i) == run->start &&
+		    snack_get32(blocks + 8 * i + 4) == run->end)
+			return true;
+	return false;
+}
+
+/*
  * Sender: replace our option by SACK blocks.  The ACK's own SACK blocks
  * come first, then the picked runs while they fit (with TS: 3 blocks in
  * all), each clipped to the send window [una, nxt]; runs wholly outside
- * it are not counted and *clipped says whether any run was cut.  Returns
- * the new option length (a multiple of 4) or < 0 (SNACK_E_EMPTY: nothing
- * to add, leave the segment alone).
+ * it or equal to one of the ACK's own blocks are not counted, and
+ * *clipped says whether any run was cut.  Returns the new option length
+ * (a multiple of 4) or < 0 (SNACK_E_EMPTY: nothing to add, leave the
+ * segment alone).
  */
 static inline int snack_tx_rewrite(const u8 *opt, unsigned int optlen,
 				   const struct snack_picture *pic, u32 ack,
@@ -613,7 +634,8 @@ static inline int snack_tx_rewrite(const u8 *opt, unsigned int optlen,
 	unsigned int pick[SNACK_MAX_SACK];
 	struct snack_optinfo info;
 	struct snack_run run;
-	unsigned int o, have, max, n, i, valid = 0, idx;
+	unsigned int o, own, have, max, n, i, valid = 0, idx;
+	const u8 *sacks;
 	u32 bit = 0;
 	int ret;
 
@@ -625,10 +647,13 @@ static inline int snack_tx_rewrite(const u8 *opt, unsigned int optlen,
 		return SNACK_E_SKIP;
 	if (!info.snack_len)
 		return SNACK_E_EMPTY;
+	sacks = opt + info.sack_off + 2;
+	own = info.sack_len ? (info.sack_len - 2) / 8 : 0;
 	while (snack_next_run(pic, ack, &bit, &run)) {
 		struct snack_run whole = run;
 
-		if (snack_clip(&run, una, nxt))
+		if (snack_clip(&run, una, nxt) &&
+		    !snack_run_listed(sacks, own, &run))
 			valid++;
 		if (run.start != whole.start || run.end != whole.end)
 			*clipped = 1;
@@ -641,17 +666,16 @@ static inline int snack_tx_rewrite(const u8 *opt, unsigned int optlen,
 	max = (SNACK_OPT_SPACE - o - 4) / 8;
 	if (max > SNACK_MAX_SACK)
 		max = SNACK_MAX_SACK;
-	have = info.sack_len ? (info.sack_len - 2) / 8 : 0;
-	if (have > max)
-		have = max;
+	have = own < max ? own : max;
 	if (have)
-		memcpy(blocks, opt + info.sack_off + 2, 8 * have);
+		memcpy(blocks, sacks, 8 * have);
 	n = snack_pick(valid, max - have, rot, pick);
 	/* Second pass: the picked valid runs, into their slots. */
 	bit = 0;
 	idx = 0;
 	while (snack_next_run(pic, ack, &bit, &run)) {
-		if (!snack_clip(&run, una, nxt))
+		if (!snack_clip(&run, una, nxt) ||
+		    snack_run_listed(sacks, own, &run))
 			continue;
 		for (i = 0; i < n; i++) {
 			if (pick[i] != idx)

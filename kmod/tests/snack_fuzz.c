@@ -12,6 +12,7 @@
  * that snack_scan() accepts; SACK blocks written by the sender must lie
  * inside the runs the picture reported.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

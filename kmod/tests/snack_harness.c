@@ -14,6 +14,7 @@
  *        sender: rewrite the option list, SNACK to SACK within [UNA, NXT];
  *        a trailing " clipped" if a run was cut to the window
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>

@@ -123,6 +123,16 @@ TX = [
      TS + "0101051a" + "00000578000005dc" + "000000c80000012c" + "00000190000001f4"),
     ((1, 0, TS + "0101fe0c534e006400000001aaab"),
      TS + "0101051a" + "00000578000005dc" + "000000c80000012c" + "00000258000002bc"),
+    # The receiver's own block is the highest run: not repeated (TCP would
+    # read block 1 inside block 2 as a D-SACK), the other two fill in.
+    ((0, 1000, TS + "0101050a000006a400000708" + "01fe0b534e0064000000012d"),
+     TS + "0101051a" + "000006a400000708" + "00000578000005dc" + "0000044c00000514"),
+    # Its only run is the receiver's own block: nothing to add.
+    ((0, 1000, TS + "0101050a0000044c000004b0" + "01fe0b534e0064000000017f"), "err -5"),
+    # A D-SACK inside a run (its enclosing block trimmed by the receiver):
+    # the run follows it, so TCP still reads block 1 as a D-SACK.
+    ((0, 1000, TS + "0101050a000004b000000514" + "01fe0b534e0064000000013f"),
+     TS + "01010512" + "000004b000000514" + "0000044c00000514"),
     # Kind 21 cannot be acted on; neither can an option list with none.
     ((0, 1000, TS + "0101150600000001"), "err -5"),
     ((0, 1000, TS), "err -5"),
