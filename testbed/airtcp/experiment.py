@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import iperf, kmod, metadata, recovery, result, ss
+from .competing import Competing, parse_competing, receiver_sysctls
 from .components import Component
 from .dynamics import Dynamics
 from .errors import AirtcpError, CommandError, ConfigError
@@ -36,7 +37,7 @@ from .units import parse_count, parse_duration, parse_size
 
 EXPERIMENT_KEYS = (
     "description", "profile", "set", "sweep", "duration", "runs", "schemes", "senders", "every_sender",
-    "transfer", "ipv6",
+    "transfer", "ipv6", "competing",
 )  # fmt: skip
 TRANSFER_KEYS = ("mss", "window", "ss_interval", "capture")
 DEFAULT_SS_INTERVAL_S = 0.25
@@ -75,6 +76,7 @@ class Experiment:
     source: str = ""
     raw: dict[str, object] = field(default_factory=dict)
     sweep: dict[str, list[object]] = field(default_factory=dict)
+    competing: Competing | None = None  # a second, wired flow S -> BS during every transfer
 
     @property
     def profile(self) -> Profile:
@@ -98,6 +100,7 @@ class Experiment:
             "cases": [{"scheme": s.name, "sender": t.name} for s, t in self.cases],
             "schemes": {s.name: s.to_json() for s, _ in self.cases},
             "senders": {t.name: t.to_json() for _, t in self.cases},
+            "competing": self.competing.to_json() if self.competing else None,
         }
 
 
@@ -195,6 +198,10 @@ def parse_experiment(name: str, data: Mapping[str, object], where: str, over: Ov
         raise ConfigError(where, "transfer.capture", capture, "expected true or false")
     if over.capture is not None:
         capture = over.capture
+    competing = parse_competing(where, data.get("competing"))
+    if competing is not None:
+        for _scheme, sender in cases:
+            receiver_sysctls(where, sender, competing.sender)  # fails now, not in the middle of a sweep
     return Experiment(
         name=name,
         description=text(where, "description", data.get("description")),
@@ -210,6 +217,7 @@ def parse_experiment(name: str, data: Mapping[str, object], where: str, over: Ov
         source=where,
         raw=dict(data),
         sweep=sweep,
+        competing=competing,
     )
 
 
@@ -261,14 +269,16 @@ def prepare(exp: Experiment) -> str | None:
     it replaced (None if unchanged), which run_experiment restores.
     """
     needed: set[str] = set()
-    for scheme, sender in exp.cases:
+    senders = [sender for _scheme, sender in exp.cases] + ([exp.competing.sender] if exp.competing else [])
+    for sender in senders:
         if sender.congestion_control not in _available_cc():
             needed.add(f"tcp_{sender.congestion_control}")
+    for scheme, _sender in exp.cases:
         for component in scheme.instantiate():
             needed.update(component.requirements())
     for module in sorted(needed):
         kmod.load(module)  # a name is modprobe'd, a path to a built .ko insmod'ed
-    for _scheme, sender in exp.cases:
+    for sender in senders:
         if sender.congestion_control not in _available_cc():
             raise ConfigError(
                 sender.source,
@@ -277,13 +287,13 @@ def prepare(exp: Experiment) -> str | None:
                 "not available in this kernel (tcp_available_congestion_control)",
             )
     try:
-        return allow_congestion_control([sender.congestion_control for _scheme, sender in exp.cases])
+        return allow_congestion_control([sender.congestion_control for sender in senders])
     except OSError as exc:
         raise AirtcpError(f"{ALLOWED_CC}: cannot allow the senders' congestion control ({exc})") from None
 
 
-def _listening(topo: Topology, port: int) -> bool | None:
-    out = topo.host("wh").run(["ss", "-Hltn", f"sport = :{port}"], check=False)
+def _listening(topo: Topology, port: int, role: str = "wh") -> bool | None:
+    out = topo.host(role).run(["ss", "-Hltn", f"sport = :{port}"], check=False)
     return True if out.strip() else None
 
 
@@ -351,6 +361,48 @@ def _sleep_until(monotonic_ns: int) -> None:
         time.sleep(delay)
 
 
+def _finish_transfer(client: Background, server: Background, deadline: float) -> bool:
+    """Wait for one iperf3 pair; True if its end-of-test exchange was stuck."""
+    end_stuck = False
+    try:
+        client.wait(timeout=max(1.0, deadline - time.monotonic()))
+    except CommandError:
+        # Only a timeout raises here.  iperf3's control connection
+        # crosses the lossy hop too: at a high loss rate its last
+        # messages may still be in retransmission.  The receiver's
+        # counts say what the transfer delivered (salvage_transfer).
+        end_stuck = True
+    if end_stuck:
+        server.stop()  # SIGTERM: iperf3 prints what it has
+    else:
+        server.wait(timeout=20)
+    return end_stuck
+
+
+def _transfer_of(
+    client: Background, server: Background, end_stuck: bool, duration_s: float, raw: dict[str, Any]
+) -> dict[str, Any]:
+    """The parsed transfer of one iperf3 pair; fills ``raw`` with its output first."""
+    raw.update(iperf3_client=client.stdout, iperf3_server=server.stdout)
+    if client.stderr.strip():
+        raw["iperf3_client_stderr"] = client.stderr
+    if end_stuck:
+        client_part = iperf.load_partial_json(client.stdout)
+        server_part = iperf.load_partial_json(server.stdout)
+        raw.update(iperf3_client=client_part or client.stdout, iperf3_server=server_part)
+        return iperf.salvage_transfer(client_part, server_part, duration_s).to_json()
+    client_json = iperf.load_json(client.stdout, "iperf3 client")
+    server_json = iperf.load_json(server.stdout, "iperf3 server") if server.stdout.strip() else None
+    raw.update(iperf3_client=client_json, iperf3_server=server_json)
+    return iperf.parse_transfer(client_json, server_json).to_json()
+
+
+END_EXCHANGE = (
+    "iperf3's end-of-test exchange had not finished {grace:g} s after the transfer: "
+    "goodput from the receiver's intervals within the transfer"
+)
+
+
 def run_once(
     exp: Experiment, scheme: Scheme, sender: Sender, profile: Profile | None = None, keep_capture: Path | None = None
 ) -> dict[str, Any]:
@@ -362,6 +414,12 @@ def run_once(
     record: dict[str, Any] = {"started": result.now_iso(), "error": None}
     began = time.monotonic()
     settings = iperf.TransferSettings(exp.duration_s, sender.congestion_control, exp.mss, exp.window)
+    rival = exp.competing
+    rival_settings = (
+        iperf.TransferSettings(exp.duration_s, rival.sender.congestion_control, exp.mss, exp.window, rival.port)
+        if rival
+        else None
+    )
     started: list[Component] = []
     background: list[Background] = []
     dynamics: Dynamics | None = None
@@ -374,7 +432,20 @@ def run_once(
             for component in scheme.instantiate():
                 started.append(component)  # before start: a start that fails halfway is stopped too
                 component.start(topo)
-            record["sysctls"] = {role: topo.host(role).sysctls(r"^net\.ipv4\.tcp_") for role in ("s", "wh")}
+            rival_server: Background | None = None
+            if rival and rival_settings:
+                topo.host(rival.receiver).set_sysctls(receiver_sysctls(exp.source, sender, rival.sender))
+                rival_server = topo.host(rival.receiver).spawn(
+                    iperf.server_argv(rival_settings), name="iperf3 server (competing)"
+                )
+                background.append(rival_server)
+                poll_until(
+                    "the competing flow's iperf3 server to listen",
+                    lambda: _listening(topo, rival_settings.port, rival.receiver),
+                    deadline_s=10,
+                )
+            roles = ("s", "wh") + ((rival.receiver,) if rival else ())
+            record["sysctls"] = {role: topo.host(role).sysctls(r"^net\.ipv4\.tcp_") for role in roles}
             server = topo.host("wh").spawn(iperf.server_argv(settings), name="iperf3 server")
             background.append(server)
             poll_until("the iperf3 server to listen", lambda: _listening(topo, settings.port), deadline_s=10)
@@ -389,23 +460,24 @@ def run_once(
                 t0 = dynamics.plan_t0()
                 dynamics.start()
                 _sleep_until(t0)
-            client = topo.host("s").spawn(
-                iperf.client_argv(topo.address("wh", "6" if exp.ipv6 else "4"), settings), name="iperf3 client"
-            )
+            family = "6" if exp.ipv6 else "4"
+            client_t0 = time.monotonic()
+            client = topo.host("s").spawn(iperf.client_argv(topo.address("wh", family), settings), name="iperf3 client")
             background.append(client)
-            end_stuck = False
-            try:
-                client.wait(timeout=exp.duration_s + END_GRACE_S)
-            except CommandError:
-                # Only a timeout raises here.  iperf3's control connection
-                # crosses the lossy hop too: at a high loss rate its last
-                # messages may still be in retransmission.  The receiver's
-                # counts say what the transfer delivered (salvage_transfer).
-                end_stuck = True
-            if end_stuck:
-                server.stop()  # SIGTERM: iperf3 prints what it has
-            else:
-                server.wait(timeout=20)
+            rival_client: Background | None = None
+            if rival and rival_settings:
+                # Right after the transfer's client: one process start apart.
+                record["competing"] = {"start_offset_s": round(time.monotonic() - client_t0, 3)}
+                rival_client = topo.host("s").spawn(
+                    iperf.client_argv(topo.address(rival.receiver, family), rival_settings),
+                    name="iperf3 client (competing)",
+                )
+                background.append(rival_client)
+            deadline = time.monotonic() + exp.duration_s + END_GRACE_S
+            end_stuck = _finish_transfer(client, server, deadline)
+            rival_stuck = False
+            if rival_client is not None and rival_server is not None:
+                rival_stuck = _finish_transfer(rival_client, rival_server, deadline)
             for proc in background:
                 proc.stop()
             # After the ss sampler: every retransmission it saw was sent while
@@ -418,23 +490,20 @@ def run_once(
                 if dynamics.errors:
                     raise AirtcpError("; ".join(dynamics.errors))
             # Raw text first: if parsing fails, the output is still in the file.
-            record["raw"] = {"iperf3_client": client.stdout, "iperf3_server": server.stdout}
-            if client.stderr.strip():
-                record["raw"]["iperf3_client_stderr"] = client.stderr
+            record["raw"] = {}
+            record["transfer"] = _transfer_of(client, server, end_stuck, exp.duration_s, record["raw"])
             if end_stuck:
-                client_part = iperf.load_partial_json(client.stdout)
-                server_part = iperf.load_partial_json(server.stdout)
-                record["raw"].update(iperf3_client=client_part or client.stdout, iperf3_server=server_part)
-                record["transfer"] = iperf.salvage_transfer(client_part, server_part, exp.duration_s).to_json()
-                record["end_exchange"] = (
-                    f"iperf3's end-of-test exchange had not finished {END_GRACE_S:g} s after the transfer: "
-                    "goodput from the receiver's intervals within the transfer"
+                record["end_exchange"] = END_EXCHANGE.format(grace=END_GRACE_S)
+            if rival_client is not None and rival_server is not None and rival_settings is not None:
+                rival_record = record["competing"]
+                rival_record["raw"] = {}
+                rival_record["transfer"] = _transfer_of(
+                    rival_client, rival_server, rival_stuck, exp.duration_s, rival_record["raw"]
                 )
-            else:
-                client_json = iperf.load_json(client.stdout, "iperf3 client")
-                server_json = iperf.load_json(server.stdout, "iperf3 server") if server.stdout.strip() else None
-                record["raw"].update(iperf3_client=client_json, iperf3_server=server_json)
-                record["transfer"] = iperf.parse_transfer(client_json, server_json).to_json()
+                if rival_stuck:
+                    rival_record["end_exchange"] = END_EXCHANGE.format(grace=END_GRACE_S)
+                if sampler:
+                    rival_record["series"] = {"ss": ss.parse_samples(sampler.stdout, rival_settings.port)}
             if sampler:
                 record["raw"]["ss"] = sampler.stdout
                 record["series"] = {"ss": ss.parse_samples(sampler.stdout, settings.port)}
@@ -502,9 +571,15 @@ def run_experiment(exp: Experiment, out: Path, backend: str, reason: str, progre
                 else:
                     t = record["transfer"]
                     rtt = f"{t['mean_rtt_ms']:.1f} ms" if t.get("mean_rtt_ms") is not None else "-"
+                    rival = record.get("competing", {}).get("transfer")
+                    also = (
+                        f"; competing {rival['goodput_mbps']:.3f} Mbit/s, {rival['retransmits']} retransmissions"
+                        if rival
+                        else ""
+                    )
                     progress(
                         f"      {t['goodput_mbps']:.3f} Mbit/s, {t['retransmits']} retransmissions, "
-                        f"mean RTT {rtt} ({record['wall_s']:.0f} s)"
+                        f"mean RTT {rtt}{also} ({record['wall_s']:.0f} s)"
                     )
                 record["index"] = index
                 result.case_entry(doc, profile.label, scheme.name, sender.name)["runs"].append(record)

@@ -25,6 +25,18 @@ class CaseSummary:
     timeouts: Summary | None
     recovery: RecoverySummary | None = None
     recoveries: Summary | None = None  # the kernel's: TCPSackRecovery + TCPRenoRecovery
+    competing: CompetingSummary | None = None  # the wired flow beside the transfer, if any
+
+
+@dataclass
+class CompetingSummary:
+    """The competing wired flow (S -> BS) over a case's runs, and the total."""
+
+    runs: int  # runs in which both flows have a transfer
+    goodput: Summary | None
+    retransmits: Summary | None
+    mean_rtt_ms: Summary | None
+    total: Summary | None  # per run: the transfer's goodput plus the competing flow's
 
 
 @dataclass
@@ -95,6 +107,24 @@ def summarize_recovery(runs: Sequence[Mapping[str, Any]]) -> RecoverySummary | N
     )
 
 
+def summarize_competing(runs: Sequence[Mapping[str, Any]]) -> CompetingSummary | None:
+    """None when no run had a competing flow (every result before it existed)."""
+    pairs = [
+        (r["transfer"], r["competing"]["transfer"])
+        for r in runs
+        if isinstance(r.get("competing"), Mapping) and isinstance(r["competing"].get("transfer"), Mapping)
+    ]
+    if not pairs:
+        return None
+    return CompetingSummary(
+        runs=len(pairs),
+        goodput=_summary([rival["goodput_mbps"] for _, rival in pairs]),
+        retransmits=_summary([rival["retransmits"] for _, rival in pairs]),
+        mean_rtt_ms=_summary([rival.get("mean_rtt_ms") for _, rival in pairs]),
+        total=_summary([own["goodput_mbps"] + rival["goodput_mbps"] for own, rival in pairs]),
+    )
+
+
 def summarize_case(case: Mapping[str, Any]) -> CaseSummary:
     runs = _ok_runs(case)
     return CaseSummary(
@@ -108,6 +138,7 @@ def summarize_case(case: Mapping[str, Any]) -> CaseSummary:
         timeouts=_summary([_sender_counter(r, "TcpExtTCPTimeouts") for r in runs]),
         recovery=summarize_recovery(runs),
         recoveries=_summary([_recoveries(r) for r in runs]),
+        competing=summarize_competing(runs),
     )
 
 
@@ -167,6 +198,32 @@ def _group_table(rows: Sequence[CaseSummary], baseline: str | None) -> list[list
     return lines
 
 
+def _competing_table(rows: Sequence[CaseSummary]) -> list[list[str]]:
+    lines = [
+        ["case", "runs", "transfer Mbit/s", "competing Mbit/s", "median CI", "retx", "RTT ms",
+         "total Mbit/s", "median CI"]
+    ]  # fmt: skip
+    digits = _goodput_digits(rows)
+    for row in rows:
+        rival = row.competing
+        if rival is None:
+            continue
+        lines.append(
+            [
+                row.label,
+                str(rival.runs),
+                _fmt(row.goodput, digits),
+                _fmt(rival.goodput, digits),
+                _fmt_ci(rival.goodput, digits),
+                _fmt(rival.retransmits, 0),
+                _fmt(rival.mean_rtt_ms, 1),
+                _fmt(rival.total, digits),
+                _fmt_ci(rival.total, digits),
+            ]
+        )
+    return lines
+
+
 def _recovery_table(rows: Sequence[CaseSummary]) -> list[list[str]]:
     lines = [
         ["case", "captured", "episodes", "recovery ms", "median CI", "p90 ms", "all eps. ms (p90)", "RTO eps.",
@@ -218,6 +275,10 @@ def table(result: Mapping[str, Any], baseline: str | None = None) -> str:
     for profile, rows in groups.items():
         heading = [f"profile {profile}"] if len(groups) > 1 else []
         blocks.append("\n".join(heading + _render(_group_table(rows, baseline))))
+        competing = _competing_table(rows)
+        if len(competing) > 1:
+            title = "competing wired flow S -> BS, and the total of both flows (medians over runs, CI of the median)"
+            blocks.append("\n".join([title, *_render(competing)]))
         recovery = _recovery_table(rows)
         if len(recovery) > 1:
             title = "recovery time per loss episode (sender capture; medians over runs, CI of the median)"
@@ -239,10 +300,16 @@ def describe(result: Mapping[str, Any]) -> str:
     state = "complete" if result.get("complete") else ("interrupted" if result.get("interrupted") else "incomplete")
     sweep = exp.get("sweep") or {}
     swept = f", sweeping {', '.join(sweep)} over {len(profiles)} variants" if sweep else ""
+    rival = exp.get("competing")
+    beside = ""
+    if isinstance(rival, Mapping):
+        sender = rival.get("sender")
+        name = sender.get("name") if isinstance(sender, Mapping) else sender
+        beside = f"\ncompeting wired flow: sender {name}, S -> {rival.get('receiver')} (port {rival.get('port')})"
     return (
         f"experiment {exp.get('name')} ({state}): profile {first.get('name')} - {first.get('description')}{swept}\n"
         f"{exp.get('duration_s')} s per run, backend {meta.get('backend')}, kernel {meta.get('kernel_release')}, "
-        f"airtcp {meta.get('git_describe')}"
+        f"airtcp {meta.get('git_describe')}{beside}"
     )
 
 
