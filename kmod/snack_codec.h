@@ -597,12 +597,16 @@ static inline unsigned int snack_pick(unsigned int nruns, unsigned int max,
 }
 
 /*
- * Is @run one of the ACK's own SACK blocks?  The receiver computed both
- * from one out-of-order queue, so its most recent block is often exactly
- * the highest run.  Repeating it right after it would make TCP read the
- * first block as a D-SACK (RFC 2883: block 1 within block 2,
- * tcp_check_dsack()), count it as a duplicate never retransmitted, and
- * from then on ignore the connection's real D-SACKs as dubious.
+ * Does @run repeat what the ACK's own SACK blocks say?  The receiver
+ * computed both from one out-of-order queue, so its most recent block is
+ * often exactly the highest run, or part of it when the receiver had
+ * forgotten an older block next to it (it keeps 4) or trimmed a D-SACK's
+ * enclosing block.  Written right after the first block, such a run makes
+ * TCP read the first block as a D-SACK (RFC 2883: block 1 within block 2,
+ * tcp_check_dsack()), count a duplicate never retransmitted and, once
+ * those outnumber its retransmissions, ignore the connection's real
+ * D-SACKs as dubious (tcp_dsack_seen()).  A run equal to any own block
+ * adds nothing; one containing the first block widens it instead.
  */
 static inline bool snack_run_listed(const u8 *blocks, unsigned int nblocks,
 				    const struct snack_run *run)
@@ -616,14 +620,23 @@ static inline bool snack_run_listed(const u8 *blocks, unsigned int nblocks,
 	return false;
 }
 
+static inline bool snack_run_covers_first(const u8 *blocks,
+					  unsigned int nblocks,
+					  const struct snack_run *run)
+{
+	return nblocks &&
+	       !snack_before(snack_get32(blocks), run->start) &&
+	       !snack_before(run->end, snack_get32(blocks + 4));
+}
+
 /*
  * Sender: replace our option by SACK blocks.  The ACK's own SACK blocks
- * come first, then the picked runs while they fit (with TS: 3 blocks in
- * all), each clipped to the send window [una, nxt]; runs wholly outside
- * it or equal to one of the ACK's own blocks are not counted, and
- * *clipped says whether any run was cut.  Returns the new option length
- * (a multiple of 4) or < 0 (SNACK_E_EMPTY: nothing to add, leave the
- * segment alone).
+ * come first (the first one widened to a run that contains it), then the
+ * picked runs while they fit (with TS: 3 blocks in all), each clipped to
+ * the send window [una, nxt]; runs wholly outside it or repeating an own
+ * block are not counted, and *clipped says whether any run was cut.
+ * Returns the new option length (a multiple of 4) or < 0 (SNACK_E_EMPTY:
+ * nothing to add, leave the segment alone).
  */
 static inline int snack_tx_rewrite(const u8 *opt, unsigned int optlen,
 				   const struct snack_picture *pic, u32 ack,
@@ -633,8 +646,9 @@ static inline int snack_tx_rewrite(const u8 *opt, unsigned int optlen,
 	u8 blocks[8 * SNACK_MAX_SACK];
 	unsigned int pick[SNACK_MAX_SACK];
 	struct snack_optinfo info;
-	struct snack_run run;
+	struct snack_run run, first = { 0, 0 };
 	unsigned int o, own, have, max, n, i, valid = 0, idx;
+	bool widen = false;
 	const u8 *sacks;
 	u32 bit = 0;
 	int ret;
@@ -651,14 +665,20 @@ static inline int snack_tx_rewrite(const u8 *opt, unsigned int optlen,
 	own = info.sack_len ? (info.sack_len - 2) / 8 : 0;
 	while (snack_next_run(pic, ack, &bit, &run)) {
 		struct snack_run whole = run;
+		bool inside = snack_clip(&run, una, nxt);
 
-		if (snack_clip(&run, una, nxt) &&
-		    !snack_run_listed(sacks, own, &run))
-			valid++;
 		if (run.start != whole.start || run.end != whole.end)
 			*clipped = 1;
+		if (!inside || snack_run_listed(sacks, own, &run))
+			continue;
+		if (snack_run_covers_first(sacks, own, &run)) {
+			first = run;
+			widen = true;
+			continue;
+		}
+		valid++;
 	}
-	if (!valid)
+	if (!valid && !widen)
 		return SNACK_E_EMPTY;
 	o = snack_copy_others(opt, optlen, &info, out);
 	if (o + 4 + 8 > SNACK_OPT_SPACE)
@@ -669,13 +689,18 @@ static inline int snack_tx_rewrite(const u8 *opt, unsigned int optlen,
 	have = own < max ? own : max;
 	if (have)
 		memcpy(blocks, sacks, 8 * have);
+	if (widen) {
+		snack_put32(blocks, first.start);
+		snack_put32(blocks + 4, first.end);
+	}
 	n = snack_pick(valid, max - have, rot, pick);
 	/* Second pass: the picked valid runs, into their slots. */
 	bit = 0;
 	idx = 0;
 	while (snack_next_run(pic, ack, &bit, &run)) {
 		if (!snack_clip(&run, una, nxt) ||
-		    snack_run_listed(sacks, own, &run))
+		    snack_run_listed(sacks, own, &run) ||
+		    snack_run_covers_first(sacks, own, &run))
 			continue;
 		for (i = 0; i < n; i++) {
 			if (pick[i] != idx)

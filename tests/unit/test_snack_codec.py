@@ -129,10 +129,16 @@ TX = [
      TS + "0101051a" + "000006a400000708" + "00000578000005dc" + "0000044c00000514"),
     # Its only run is the receiver's own block: nothing to add.
     ((0, 1000, TS + "0101050a0000044c000004b0" + "01fe0b534e0064000000017f"), "err -5"),
-    # A D-SACK inside a run (its enclosing block trimmed by the receiver):
-    # the run follows it, so TCP still reads block 1 as a D-SACK.
+    # The first block lies within a run (the receiver had forgotten the
+    # block next to it, or trimmed a D-SACK's enclosing one): widened to
+    # the run, never followed by it.
     ((0, 1000, TS + "0101050a000004b000000514" + "01fe0b534e0064000000013f"),
-     TS + "01010512" + "000004b000000514" + "0000044c00000514"),
+     TS + "0101050a" + "0000044c00000514"),
+    ((0, 1000, TS + "0101050a000006d600000708" + "01fe0b534e0064000000012d"),
+     TS + "0101051a" + "000006a400000708" + "00000578000005dc" + "0000044c00000514"),
+    # A D-SACK below the ACK stays first and as it is.
+    ((0, 1000, TS + "0101050a00000384000003e8" + "01fe0b534e0064000000012d"),
+     TS + "0101051a" + "00000384000003e8" + "000006a400000708" + "0000044c00000514"),
     # Kind 21 cannot be acted on; neither can an option list with none.
     ((0, 1000, TS + "0101150600000001"), "err -5"),
     ((0, 1000, TS), "err -5"),
