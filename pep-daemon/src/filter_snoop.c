@@ -17,8 +17,9 @@
  *
  * From the wireless host (ACKs):
  *   new ACK               free acknowledged segments, take an RTT sample
- *                         (Karn: never from a retransmitted segment), look
- *                         for further holes, forward
+ *                         from the one sent last (none if it was
+ *                         retransmitted: Karn), look for further holes,
+ *                         forward
  *   duplicate ACK         if the hole is cached: retransmit it locally
  *                         (rtx_thresh dupacks, 1 + c copies) and drop the
  *                         dupack; if not, forward it: the sender must recover
@@ -799,9 +800,18 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 		if (!(g->flags & SEG_SENDER_RTX))
 			pol->first_tx_outcome(f, ctx, g->local_rtx > 0);
 		credit_arrival(s, g);
-		if (g->local_rtx == 0 && !(g->flags & SEG_SENDER_RTX))
+		/*
+		 * The RTT sample is the segment sent last: the ACK cannot have
+		 * left before it arrived.  A segment sent before a hole waited
+		 * for the hole's repair, so its age is not the hop's round trip
+		 * (taking it inflated srtt, the local timeout and the congestion
+		 * signal's delay at every repair).  If the one sent last was
+		 * retransmitted (here or by the sender), which copy drew the ACK
+		 * is unknown (Karn): no sample.
+		 */
+		if (!sample || g->last_tx_ns >= sample->last_tx_ns)
 			sample = g;
-		else if (g->local_rtx > 0)
+		if (g->local_rtx > 0)
 			discount += g->last_extra;
 		/* did one round do (what Snoop+'s copies are for), or did the first get lost too? */
 		if (g->local_rtx == 1)
@@ -809,7 +819,7 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 		else if (g->local_rtx > 1)
 			COUNT(ctx, f, repaired_more_rounds, 1);
 	}
-	if (sample && ctx->now >= sample->last_tx_ns)
+	if (sample && sample->local_rtx == 0 && !(sample->flags & SEG_SENDER_RTX) && ctx->now >= sample->last_tx_ns)
 		rtt_sample(s, ctx->now - sample->last_tx_ns, ctx->now);
 	segq_ack(&f->cache, ctx->budget, p->ack);
 	s->acked_bytes += p->ack - s->last_ack;

@@ -153,6 +153,30 @@ static const struct step tail_timer[] = {
 };
 
 /*
+ * The ACK that ends a repair also acknowledges the segments that waited
+ * behind the hole: their age (201 ms for 4000) is the repair's, not the
+ * hop's round trip.  The sample is the segment sent last (here the
+ * repair itself: none, Karn), so 5000 is no congestion signal and the
+ * local timeout stays at 100 ms: the lost tail is repaired at 211 + 100.
+ * Taking 4000's age as a sample, the hop's delay seemed to stand 161 ms
+ * above its minimum (5000 dropped as a congestion signal) and the timeout
+ * grew to 281 ms.
+ */
+static const struct step repair_is_no_sample[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000),
+	A(40, 1000, FWD, ""),		/* srtt 40 ms, rttvar 20 ms: rto 120 ms */
+	A(42, 1000, DROP, "rtx 1000"),
+	A(43, 1000, DROP, ""), A(44, 1000, DROP, ""),
+	TK(162, "rtx 1000"),		/* the first repair was lost too */
+	A(205, 5000, FWD, ""),		/* repaired: no sample */
+	D(210, 5000), D(211, 6000),
+	A(250, 6000, FWD, ""),		/* 40 ms: srtt 40, rttvar 15, rto 100 */
+	TK(311, "rtx 6000"),		/* 6000 was lost */
+	A(352, 7000, FWD, ""),
+	END_,
+};
+
+/*
  * A timer round is no proof the original was lost (it may be late behind
  * a queue): when the ACK for it comes, it proves only the original arrived,
  * so the segments queued behind that original are not declared lost.
@@ -493,6 +517,8 @@ int main(void)
 		 "queue_drops=1 local_rtx=1 dupacks_dropped=1 dupacks_forwarded=1");
 	run_case("queue_drop_priority_rtx", queue_drop_priority_rtx, 4, false, 1000000, rtx_priority,
 		 "queue_drops=1 congestion_signals=0 local_rtx=2 dupacks_forwarded=0");
+	run_case("repair_is_no_sample", repair_is_no_sample, 4, false, 1000000, NULL,
+		 "local_rtx=1 local_rtx_timer=2 repaired_more_rounds=1");
 	run_case("timer_then_late_original", timer_then_late_original, 4, false, 1000000, NULL,
 		 "local_rtx=0 local_rtx_timer=1");
 	run_case("timer_then_late_original/sack", timer_then_late_original, 4, true, 1000000, NULL,
