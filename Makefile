@@ -31,7 +31,7 @@ help:
 	@echo "make test         lint, unit tests, then integration tests (VM unless native)"
 	@echo "make unit         unit tests only (no root, no VM)"
 	@echo "make integration  integration tests only"
-	@echo "make lint         ruff + mypy (and the C/kernel style checks of each part)"
+	@echo "make lint         ruff + mypy + reST check (and the C/kernel style checks of each part)"
 	@echo "make bench        benchmarks: figures and ratios against a baseline of the same run"
 	@echo "make clean        remove build outputs; \`airtcp clean\` removes test leftovers"
 
@@ -59,9 +59,10 @@ integration: build
 	$(Q)$(AIRTCP) exec -- $(PY) -m pytest tests/integration -v -p no:cacheprovider $(PYTEST_ARGS)
 
 lint: deps
-	$(Q)$(VENV)/bin/ruff check testbed tests pep-daemon
-	$(Q)$(VENV)/bin/ruff format --check testbed tests pep-daemon
+	$(Q)$(VENV)/bin/ruff check testbed tests pep-daemon scripts/check-docs.py
+	$(Q)$(VENV)/bin/ruff format --check testbed tests pep-daemon scripts/check-docs.py
 	$(Q)$(VENV)/bin/mypy --no-error-summary
+	$(Q)$(VENV)/bin/python scripts/check-docs.py Documentation/*.rst pep-daemon/README.rst kmod/README.rst
 ifneq ($(wildcard kmod/Makefile),)
 	$(Q)$(MAKE) -s -C kmod check
 endif
