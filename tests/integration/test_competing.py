@@ -48,7 +48,11 @@ loss = "0.5%"
     assert run["error"] is None
     own, rival = run["transfer"], run["competing"]["transfer"]
     assert own["goodput_mbps"] > 0.3 and rival["goodput_mbps"] > 0.3, (own["goodput_mbps"], rival["goodput_mbps"])
-    assert own["goodput_mbps"] + rival["goodput_mbps"] < WIRED_MBPS * 1.02, "the wired link caps both"
+    # Each figure is bytes over its own receiver's seconds, and the two windows are up to
+    # start_offset_s apart: over 6 s the sum may pass the rate by several per cent (a fresh
+    # make test gave 4.33).  Paths that did not share the link would give more than 8.
+    total = own["goodput_mbps"] + rival["goodput_mbps"]
+    assert total < WIRED_MBPS * 1.15, f"the wired link caps both: {total:.3f} Mbit/s"
     assert own["retransmits"] + rival["retransmits"] > 0, "two Reno flows overflow R's 21-packet queue"
     assert run["competing"]["raw"]["iperf3_client"]["end"]["sender_tcp_congestion"] == "reno"
     assert run["competing"]["start_offset_s"] < 1.0
