@@ -629,6 +629,14 @@ static inline bool snack_run_covers_first(const u8 *blocks,
 	       !snack_before(run->end, snack_get32(blocks + 4));
 }
 
+/* A run worth a SACK block of its own: both passes below must agree. */
+static inline bool snack_run_adds(const u8 *blocks, unsigned int nblocks,
+				  const struct snack_run *run)
+{
+	return !snack_run_listed(blocks, nblocks, run) &&
+	       !snack_run_covers_first(blocks, nblocks, run);
+}
+
 /*
  * Sender: replace our option by SACK blocks.  The ACK's own SACK blocks
  * come first (the first one widened to a run that contains it), then the
@@ -669,14 +677,14 @@ static inline int snack_tx_rewrite(const u8 *opt, unsigned int optlen,
 
 		if (run.start != whole.start || run.end != whole.end)
 			*clipped = 1;
-		if (!inside || snack_run_listed(sacks, own, &run))
+		if (!inside)
 			continue;
-		if (snack_run_covers_first(sacks, own, &run)) {
-			first = run;
+		if (snack_run_adds(sacks, own, &run)) {
+			valid++;
+		} else if (!snack_run_listed(sacks, own, &run)) {
+			first = run;	/* it contains the first block */
 			widen = true;
-			continue;
 		}
-		valid++;
 	}
 	if (!valid && !widen)
 		return SNACK_E_EMPTY;
@@ -699,8 +707,7 @@ static inline int snack_tx_rewrite(const u8 *opt, unsigned int optlen,
 	idx = 0;
 	while (snack_next_run(pic, ack, &bit, &run)) {
 		if (!snack_clip(&run, una, nxt) ||
-		    snack_run_listed(sacks, own, &run) ||
-		    snack_run_covers_first(sacks, own, &run))
+		    !snack_run_adds(sacks, own, &run))
 			continue;
 		for (i = 0; i < n; i++) {
 			if (pick[i] != idx)
