@@ -79,13 +79,15 @@ def receiver_sysctls(where: str, transfer: Sender, competing: Sender) -> dict[st
             continue
         if key in NEEDS_SACK and mine == "0" and sack_off:
             continue
-        shown = "the kernel default" if theirs is None else theirs
         raise ConfigError(
             where,
             "competing.sender",
             competing.name,
-            f"its {key} = {'the kernel default' if mine is None else mine} differs from sender {transfer.name}'s "
-            f"({shown}) on S, which both flows share; only turning off {', '.join(NEGOTIATED)} can differ "
-            f"(refused at {RECEIVER})",
+            f"its {key} = {_shown(mine)} differs from sender {transfer.name}'s ({_shown(theirs)}) on S, which both "
+            f"flows share; only turning off {', '.join(NEGOTIATED)} can differ (refused at {RECEIVER})",
         )
     return refused
+
+
+def _shown(value: str | None) -> str:
+    return "the kernel default" if value is None else value
