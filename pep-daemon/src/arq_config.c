@@ -51,6 +51,10 @@ static const struct cfg_key keys[] = {
 	  "lower bound of the link retransmission timeout (smoothed link round trip + 4 deviations)" },
 	{ "rto_max", CFG_DURATION, F(rto_max_ns), 1 * MS, 60 * S_, NULL, "2s",
 	  "upper bound of the link retransmission timeout, backoff included" },
+	{ "idle_repair", CFG_BOOL, F(idle_repair), 0, 0, NULL, "off",
+	  "while nothing else waits to be sent, a frame's timer is one smoothed link round trip plus one "
+	  "deviation (no rto_min), backing off only while nothing is heard from the peer: repairs the last "
+	  "frames of a burst and lost retransmissions sooner, in airtime the link would leave unused" },
 	{ "status_interval", CFG_DURATION, F(status_interval_ns), 1 * MS, 10 * S_, NULL, "20ms",
 	  "feedback = status: period of status frames while something is new or missing" },
 	{ "link_mtu", CFG_UINT, F(link_mtu), 0, 65535, NULL, "0",

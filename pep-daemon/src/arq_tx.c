@@ -268,9 +268,17 @@ static bool ack_below(struct arq_tx *tx, uint32_t cum, uint64_t now)
 	return news;
 }
 
+void arq_tx_heard(struct arq_tx *tx, uint64_t now)
+{
+	if (now > tx->heard_ns)
+		tx->heard_ns = now;
+}
+
 void arq_tx_on_ack(struct arq_tx *tx, uint32_t seq, uint32_t cum, uint64_t now)
 {
 	bool news = ack_below(tx, cum, now);
+
+	arq_tx_heard(tx, now);
 
 	news |= ack_one(tx, seq, now);
 	if (!news)
@@ -283,6 +291,8 @@ void arq_tx_on_status(struct arq_tx *tx, uint32_t cum, const uint8_t *bitmap, si
 {
 	bool news = ack_below(tx, cum, now);
 	size_t i, nbits = bitmap_len * 8;
+
+	arq_tx_heard(tx, now);
 
 	/* bits past the last frame sent say nothing: a long bitmap costs no more than the window */
 	if (!arq_before(cum, tx->next_new))
@@ -306,36 +316,81 @@ static uint64_t current_rto(const struct arq_tx *tx)
 	return rto > tx->p.rto_max_ns ? tx->p.rto_max_ns : rto;
 }
 
+/* Nothing new and no retransmission waits: the link would stay idle. */
+static bool idle(const struct arq_tx *tx)
+{
+	uint32_t i;
+
+	if (tx->next_new != tx->next_seq)
+		return false;
+	for (i = 0; i < tx->rtx_count; i++)
+		if (rtx_live(tx, tx->rtxq[(tx->rtx_head + i) & tx->mask]))
+			return false;
+	return true;
+}
+
+/* The peer has been heard since fr went out: a silent timer is a loss, not an outage. */
+static bool heard_since(const struct arq_tx *tx, const struct arq_tx_frame *fr)
+{
+	return tx->p.idle_repair && tx->heard_ns > fr->sent_ns;
+}
+
+/* How long fr may stay unacknowledged; *short_timer set if that is idle_repair's timer. */
+static uint64_t frame_timeout(const struct arq_tx *tx, const struct arq_tx_frame *fr, bool link_idle,
+			      bool *short_timer)
+{
+	uint64_t rto = current_rto(tx), t;
+	uint32_t shift = tx->backoff < MAX_BACKOFF_SHIFT ? tx->backoff : MAX_BACKOFF_SHIFT;
+
+	*short_timer = false;
+	if (!tx->p.idle_repair || !link_idle || !tx->have_rtt)
+		return rto;
+	t = tx->srtt_ns + tx->rttvar_ns;
+	if (!heard_since(tx, fr))
+		t <<= shift;
+	if (t >= rto)
+		return rto;
+	*short_timer = true;
+	return t;
+}
+
 uint64_t arq_tx_deadline(const struct arq_tx *tx)
 {
-	uint64_t rto = current_rto(tx), first = 0;
+	bool link_idle = tx->p.idle_repair && idle(tx), short_timer;
+	uint64_t first = 0, t;
 	uint32_t seq;
 
 	for (seq = tx->base; seq != tx->next_new; seq++) {
 		const struct arq_tx_frame *fr = slot(tx, seq);
 
-		if (fr->state == TX_INFLIGHT && (!first || fr->sent_ns + rto < first))
-			first = fr->sent_ns + rto;
+		if (fr->state != TX_INFLIGHT)
+			continue;
+		t = fr->sent_ns + frame_timeout(tx, fr, link_idle, &short_timer);
+		if (!first || t < first)
+			first = t;
 	}
 	return first;
 }
 
 void arq_tx_on_timer(struct arq_tx *tx, uint64_t now)
 {
-	uint64_t rto = current_rto(tx);
-	bool expired = false;
+	bool link_idle = tx->p.idle_repair && idle(tx), short_timer, backoff = false;
 	uint32_t seq;
 
 	for (seq = tx->base; seq != tx->next_new; seq++) {
 		struct arq_tx_frame *fr = slot(tx, seq);
 
-		if (fr->state == TX_INFLIGHT && fr->sent_ns + rto <= now) {
-			tx->cnt.lost_by_timer++;
-			declare_lost(tx, seq);
-			expired = true;
-		}
+		if (fr->state != TX_INFLIGHT || fr->sent_ns + frame_timeout(tx, fr, link_idle, &short_timer) > now)
+			continue;
+		tx->cnt.lost_by_timer++;
+		if (short_timer)
+			tx->cnt.lost_by_idle_timer++;
+		/* back off only when the peer may be gone: never heard since the frame went out */
+		if (!heard_since(tx, fr))
+			backoff = true;
+		declare_lost(tx, seq);
 	}
-	if (expired && tx->backoff < MAX_BACKOFF_SHIFT)
+	if (backoff && tx->backoff < MAX_BACKOFF_SHIFT)
 		tx->backoff++;
 	advance_base(tx);
 }

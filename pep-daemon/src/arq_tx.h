@@ -18,6 +18,14 @@
  * (acknowledged), or INFLIGHT -> LOST (in the retransmission queue) ->
  * INFLIGHT ..., or LOST -> given up (DONE).  An acknowledgement of a LOST
  * frame (its ack was late, not the frame) makes it DONE.
+ *
+ * idle_repair: while the sender has nothing else to send (no new frame, no
+ * retransmission queued), a frame's timer is one smoothed link round trip
+ * plus one deviation instead of the full timeout, and it backs off only
+ * while nothing is heard from the peer.  Such a repair costs airtime the
+ * link would leave unused, and it finds the losses no later frame can
+ * reveal: the last frames of a burst, and retransmissions that were lost
+ * again.  It counts towards max_rtx like any retransmission.
  */
 #ifndef ARQ_TX_H
 #define ARQ_TX_H
@@ -37,6 +45,7 @@
 	X(retransmitted, "retransmissions")                                                     \
 	X(lost_by_ack, "frames declared lost because a later frame was acknowledged")           \
 	X(lost_by_timer, "frames declared lost by the retransmission timer")                    \
+	X(lost_by_idle_timer, "of those, by the shorter timer of an idle link (idle_repair)")    \
 	X(given_up, "frames given up after max_rtx retransmissions (left to TCP)")              \
 	X(acked, "frames acknowledged")                                                         \
 	X(acked_after_rtx, "frames acknowledged after a retransmission")                        \
@@ -58,6 +67,7 @@ struct arq_tx_params {
 	uint32_t frag_payload;	/* fragment packets longer than this (bytes); 0: never */
 	uint32_t max_payload;	/* packets longer than this are dropped when not fragmenting */
 	uint64_t rto_initial_ns, rto_min_ns, rto_max_ns;
+	bool idle_repair;	/* the shorter timer while there is nothing else to send */
 };
 
 enum arq_tx_state { TX_FREE, TX_NEW, TX_INFLIGHT, TX_LOST };
@@ -90,6 +100,7 @@ struct arq_tx {
 	uint64_t srtt_ns, rttvar_ns, rto_ns;
 	bool have_rtt;
 	uint32_t backoff;	/* timer expiries since the last RTT sample: rto doubles */
+	uint64_t heard_ns;	/* the latest frame from the peer (arq_tx_heard, acks, status) */
 	uint32_t peek_seq;	/* what arq_tx_peek returned */
 	bool peek_valid, peek_rtx;
 	struct arq_tx_counters cnt;
@@ -123,6 +134,9 @@ void arq_tx_on_ack(struct arq_tx *tx, uint32_t seq, uint32_t cum, uint64_t now);
 
 /* A status frame: every frame below cum received; bitmap bit i: frame cum + 1 + i received. */
 void arq_tx_on_status(struct arq_tx *tx, uint32_t cum, const uint8_t *bitmap, size_t bitmap_len, uint64_t now);
+
+/* A valid frame of any type arrived from the peer at now: the link is up. */
+void arq_tx_heard(struct arq_tx *tx, uint64_t now);
 
 /* The earliest retransmission deadline (0: none). */
 uint64_t arq_tx_deadline(const struct arq_tx *tx);

@@ -384,6 +384,7 @@ static void on_frame(struct arqd *d, const uint8_t *buf, size_t len, uint64_t no
 		d->cnt.rejected_by[r]++;
 		return;
 	}
+	arq_tx_heard(&d->tx, now);
 	switch (f.type) {
 	case ARQ_DATA:
 		d->cnt.data_frames_in++;
@@ -481,6 +482,7 @@ int arqd_start(struct arqd *d, const struct arq_config *cfg, char *err, size_t e
 		.rto_initial_ns = cfg->rto_initial_ns,
 		.rto_min_ns = cfg->rto_min_ns,
 		.rto_max_ns = cfg->rto_max_ns,
+		.idle_repair = cfg->idle_repair,
 	};
 	if (cfg->link_mtu)
 		tp.frag_payload = arq_frame_max(cfg->link_mtu, d->link_ifmtu) - ARQ_HDR_LEN - ARQ_FRAG_HDR_LEN;
@@ -573,6 +575,7 @@ void arqd_report(struct arqd *d, struct json_out *j)
 	jo_str(j, "delivery", cfg_enum_name(&arqd_schema, "delivery", d->cfg.delivery));
 	jo_u64(j, "window", d->cfg.window);
 	jo_u64(j, "max_rtx", d->cfg.max_rtx);
+	jo_bool(j, "idle_repair", d->cfg.idle_repair);
 	jo_u64(j, "link_mtu", d->cfg.link_mtu);
 	jo_u64(j, "link_rate_bps", d->cfg.link_rate);
 	jo_u64(j, "tun_mtu", d->tun_mtu);

@@ -207,7 +207,7 @@ static void run_timers(struct harness *h)
 
 struct setup {
 	enum arq_feedback feedback;
-	bool resequence;
+	bool resequence, idle_repair;
 	uint32_t window, max_rtx, frag_payload, pkt_len;
 };
 
@@ -222,6 +222,7 @@ static void run_table(const char *name, const struct setup *s, const struct step
 		.rto_initial_ns = 100 * 1000000ULL,
 		.rto_min_ns = 20 * 1000000ULL,
 		.rto_max_ns = 1000 * 1000000ULL,
+		.idle_repair = s->idle_repair,
 	};
 	struct arq_rx_params rp = {
 		.feedback = s->feedback,
@@ -515,6 +516,88 @@ static const struct step status_lost[] = {
 	END,
 };
 
+/*
+ * The last frame of a burst lost: nothing later can reveal it.  Two RTT
+ * samples of 10 ms (the status interval) make srtt 10 ms, rttvar 3.75 ms,
+ * the full timeout 25 ms; with idle_repair the idle link repairs after
+ * srtt + rttvar = 13.75 ms.
+ */
+static const struct step status_tail_idle_repair[] = {
+	{ "submit", "3", NULL },
+	{ "send", "3", "0 1 2" },
+	{ "data", "ppd", "0 1" },
+	{ "tick", "10", NULL },
+	{ "feedback", "p", NULL },
+	{ "count", "tx.acked=2", NULL },
+	{ "tick", "3", NULL },
+	{ "send", "1", "" },
+	{ "tick", "1", NULL },
+	{ "count", "tx.lost_by_timer=1 tx.lost_by_idle_timer=1", NULL },
+	{ "send", "1", "2" },
+	{ "data", "p", "2" },
+	{ "tick", "10", NULL },
+	{ "feedback", "p", NULL },
+	{ "count", "tx.outstanding=0 tx.retransmitted=1", NULL },
+	END,
+};
+
+/* The same without idle_repair: the full timeout. */
+static const struct step status_tail_full_timeout[] = {
+	{ "submit", "3", NULL },
+	{ "send", "3", "0 1 2" },
+	{ "data", "ppd", "0 1" },
+	{ "tick", "10", NULL },
+	{ "feedback", "p", NULL },
+	{ "tick", "14", NULL },
+	{ "send", "1", "" },
+	{ "tick", "1", NULL },
+	{ "count", "tx.lost_by_timer=1 tx.lost_by_idle_timer=0", NULL },
+	{ "send", "1", "2" },
+	END,
+};
+
+/* New data waiting: the link is not idle, so the full timeout holds and new data goes first. */
+static const struct step status_busy_full_timeout[] = {
+	{ "submit", "4", NULL },
+	{ "send", "3", "0 1 2" },
+	{ "data", "ppd", "0 1" },
+	{ "tick", "10", NULL },
+	{ "feedback", "p", NULL },
+	{ "tick", "4", NULL },
+	{ "count", "tx.lost_by_timer=0", NULL },
+	{ "send", "1", "3" },
+	END,
+};
+
+/*
+ * Backoff only while the peer is silent.  The first repair follows a
+ * status frame heard after the frame went out: a loss on a live link, no
+ * backoff, so the second repair waits 13.75 ms again.  Nothing is heard
+ * after that one: the third waits twice as long (27.5 ms), as the full
+ * timeout would, because the peer may be gone.
+ */
+static const struct step status_idle_repair_backoff[] = {
+	{ "submit", "3", NULL },
+	{ "send", "3", "0 1 2" },
+	{ "data", "ppd", "0 1" },
+	{ "tick", "10", NULL },
+	{ "feedback", "p", NULL },
+	{ "tick", "4", NULL },
+	{ "send", "1", "2" },	/* t = 14 */
+	{ "data", "d", NULL },
+	{ "tick", "13", NULL },
+	{ "send", "1", "" },	/* t = 27 */
+	{ "tick", "1", NULL },
+	{ "send", "1", "2" },	/* t = 28: 13.75 ms after the first repair */
+	{ "data", "d", NULL },
+	{ "tick", "27", NULL },
+	{ "send", "1", "" },	/* t = 55 */
+	{ "tick", "1", NULL },
+	{ "send", "1", "2" },	/* t = 56: 27.5 ms after the second */
+	{ "count", "tx.lost_by_idle_timer=3 tx.retransmitted=3", NULL },
+	END,
+};
+
 /* ---------------------------------------------------------------- fragmentation */
 
 static const struct step frag_basic[] = {
@@ -577,6 +660,7 @@ static const struct setup ACK = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 4 };
 static const struct setup ACK_N2 = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 2 };
 static const struct setup RESEQ = { .feedback = ARQ_FEEDBACK_ACK, .resequence = true, .max_rtx = 4 };
 static const struct setup STATUS = { .feedback = ARQ_FEEDBACK_STATUS, .max_rtx = 4 };
+static const struct setup STATUS_IDLE = { .feedback = ARQ_FEEDBACK_STATUS, .max_rtx = 4, .idle_repair = true };
 static const struct setup FRAG = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 4, .frag_payload = 128, .pkt_len = 300 };
 static const struct setup FRAG_N1 = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 1, .frag_payload = 128, .pkt_len = 300 };
 static const struct setup RESEQ_N0 = { .feedback = ARQ_FEEDBACK_ACK, .resequence = true, .max_rtx = 0 };
@@ -681,6 +765,10 @@ int main(void)
 	run_table("status_bitmap", &STATUS, status_bitmap);
 	run_table("status_frag", &STATUS_FRAG, status_frag);
 	run_table("status_lost", &STATUS, status_lost);
+	run_table("status_tail_idle_repair", &STATUS_IDLE, status_tail_idle_repair);
+	run_table("status_tail_full_timeout", &STATUS, status_tail_full_timeout);
+	run_table("status_busy_full_timeout", &STATUS_IDLE, status_busy_full_timeout);
+	run_table("status_idle_repair_backoff", &STATUS_IDLE, status_idle_repair_backoff);
 	run_table("frag_basic", &FRAG, frag_basic);
 	run_table("frag_given_up", &FRAG_N1, frag_given_up);
 	run_table("window_full", &SMALL, window_full);

@@ -60,6 +60,7 @@ SCHEME_KEYS = (
     "rto_initial",
     "rto_min",
     "rto_max",
+    "idle_repair",
     "status_interval",
     "link_mtu",
     "tun_mtu",
