@@ -171,17 +171,22 @@ def test_no_corrupt_or_duplicate_packet_whatever_netem_does_to_frames(options: d
             arq.stop()
         assert leftovers(topo) == [], "arqd removes its TUN device and rules when it stops"
     for role, got in summary.items():
+        sending_end = stats["bs" if role == "wh" else "wh"]
+        given, tun = sending_end["sender"]["packets_in"], sending_end["tun_device"]
+        print(f"to {role}: {got}; the sending end's arqd read {given}, its TUN device {tun}")
         # the property: nothing corrupt, nothing twice
         assert got["corrupt"] == 0 and got["duplicates"] == 0, (role, got)
-        # and the link repairs (5 % loss + 5 % corruption per frame) what it was given: the
-        # sending end's TUN queue may drop a few (congestion, under software emulation's CPU)
-        given = stats["bs" if role == "wh" else "wh"]["sender"]["packets_in"]
-        assert given >= 0.8 * COUNT and got["received"] >= 0.97 * given, (role, got, given, stats)
+        # every datagram reached arqd or was dropped, counted, by the sending end's TUN device
+        # (its queue overflows while arqd's window is full: congestion, worse under a loaded CPU)
+        assert given + tun["tx_dropped"] >= COUNT and given >= COUNT / 2, (role, given, tun)
+        # and the link repairs (5 % loss + 5 % corruption per frame) what it was given
+        assert got["received"] >= 0.97 * given, (role, got, given)
     for role in ("bs", "wh"):
         s = stats[role]
         assert s["link"]["rejected_by_reason"]["crc"] > 0, (role, s["link"])  # netem did corrupt frames
         assert s["receiver"]["duplicates"] > 0, (role, s["receiver"])  # and duplicate them
         assert s["sender"]["retransmitted"] > 0, (role, s["sender"])
+        assert s["tun_device"]["tx_packets"] >= s["sender"]["packets_in"], (role, s["tun_device"], s["sender"])
     if "link_mtu" in options:
         # (the few unfragmented packets are the kernel's own, IPv6 router solicitations and the like)
         fragmented = stats["bs"]["sender"]["fragmented_packets"]

@@ -195,3 +195,29 @@ def test_n2_variants_differ_from_wongleung_in_n2_alone() -> None:
     base = arq("wongleung")
     for name, n2 in (("n2-2", 2), ("n2-8", 8), ("wongleung-n2-0", 0)):
         assert {**base, "max_rtx": n2} == arq(name), name
+
+
+IP_LINK = (
+    '[{"ifname":"arq0","stats64":{"rx":{"bytes":9,"packets":120,"errors":0,"dropped":1},'
+    '"tx":{"bytes":7,"packets":2300,"errors":0,"dropped":57}}}]'
+)
+
+
+@pytest.mark.parametrize(
+    ("ip_json", "want"),
+    [
+        (IP_LINK, {"tx_packets": 2300, "tx_dropped": 57, "rx_packets": 120, "rx_dropped": 1}),
+        ("", "unreadable (JSONDecodeError)"),
+        ("[]", "unreadable (IndexError)"),
+        ('[{"ifname":"arq0"}]', "unreadable (KeyError)"),
+        ('[{"stats64":{"rx":{},"tx":{"packets":1,"dropped":0}}}]', "unreadable (KeyError)"),
+        ('[{"stats64":{"rx":{"packets":1,"dropped":0},"tx":{"packets":"x","dropped":0}}}]', "unreadable (ValueError)"),
+        ('Device "arq0" does not exist.', "unreadable (JSONDecodeError)"),
+    ],
+)
+def test_tun_counters_read_ip_link_or_say_why_not(ip_json: str, want: dict[str, int] | str) -> None:
+    got = plugin.tun_counters(ip_json)
+    if isinstance(want, str):
+        assert set(got) == {"error"} and want in str(got["error"]), got
+    else:
+        assert got == want

@@ -20,7 +20,9 @@ netem's queue would otherwise hold them in a FIFO where link acks and
 retransmissions cannot overtake new data.  The veth's MTU is raised by arqd's frame
 header so that the TUN devices keep the path's 1500-byte MTU (TCP's MSS
 is the same as without arqd).  Both daemons' ``arqd stats --json`` go
-into the run's ``components.arq`` record, as ``bs`` and ``wh``.
+into the run's ``components.arq`` record, as ``bs`` and ``wh``, each with
+its TUN device's kernel counters (``tun_device``: packets the kernel
+dropped there while arqd's window was full are congestion losses to TCP).
 """
 
 from __future__ import annotations
@@ -37,10 +39,11 @@ from typing import TYPE_CHECKING
 from .. import components
 from ..errors import AirtcpError, ConfigError
 from ..paths import PEPD_DIR
-from ..proc import Background, poll_until
+from ..proc import Background, poll_until, run
 from .pepd import daemon_check, daemon_options, pepd_flags, query
 
 if TYPE_CHECKING:
+    from ..netns import Netns
     from ..topology import Endpoint, Topology
 
 ARQD = PEPD_DIR / "build" / "arqd"
@@ -76,6 +79,22 @@ SCHEME_KEYS = (
     "reasm_timeout",
 )
 READY_DEADLINE_S = 60.0
+# arqd's default TUN device (the testbed does not set `tun`).
+TUN = "arq0"
+TUN_COUNTERS = (("tx", "packets"), ("tx", "dropped"), ("rx", "packets"), ("rx", "dropped"))
+
+
+def tun_counters(ip_json: str) -> dict[str, object]:
+    """The TUN device's packet and drop counts from ``ip -s -j link show dev``
+    (pure, unit-tested).  ``tx_dropped``: packets routed into the device that
+    the kernel dropped because its queue (``tun_queue``) was full while arqd,
+    its window full, stopped reading."""
+    try:
+        links = json.loads(ip_json)
+        stats = links[0]["stats64"]
+        return {f"{way}_{name}": int(stats[way][name]) for way, name in TUN_COUNTERS}
+    except (ValueError, LookupError, TypeError) as exc:
+        return {"error": f"ip -s link show dev {TUN}: unreadable ({exc.__class__.__name__}): {ip_json[:200]!r}"}
 
 
 def _host_prefixes(end: Endpoint) -> list[str]:
@@ -115,6 +134,7 @@ class Arq(components.Component):
         )
         self._check()
         self.procs: dict[str, Background] = {}
+        self.hosts: dict[str, Netns] = {}
         self.socks: dict[str, str] = {}
         self.tmpdir: str | None = None
 
@@ -136,7 +156,7 @@ class Arq(components.Component):
         self.tmpdir = tempfile.mkdtemp(prefix="airtcp-arq-")
         ends = (("bs", "down", wireless.left, wireless.right), ("wh", "up", wireless.right, wireless.left))
         for role, direction, end, peer in ends:
-            host = topo.host(role)
+            host = self.hosts[role] = topo.host(role)
             # netem hides the device's queue: pace at the profile's rate so
             # that frames wait in arqd, where retransmissions go first
             # (a scheme's own link_rate, later on the command line, wins).
@@ -182,6 +202,12 @@ class Arq(components.Component):
                 doc[role] = json.loads(query(self.socks[role], "stats json"))
             except (OSError, ValueError) as exc:
                 doc[role] = {"error": f"arqd stats: {exc}"}
+                continue
+            try:
+                out = run(["ip", "-n", self.hosts[role].name, "-s", "-j", "link", "show", "dev", TUN], check=False)
+            except AirtcpError as exc:
+                out = str(exc)
+            doc[role]["tun_device"] = tun_counters(out)  # type: ignore[index]
         return doc
 
     def stop(self) -> None:
