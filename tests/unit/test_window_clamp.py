@@ -8,7 +8,7 @@ import pytest
 
 from airtcp import clamp, iperf
 from airtcp.errors import AirtcpError, ConfigError
-from airtcp.experiment import Overrides, clamp_receivers, parse_experiment
+from airtcp.experiment import Overrides, clamp_receivers, load_experiment, parse_experiment
 
 WHERE = "exp.toml"
 S4 = "10.10.1.1"
@@ -158,3 +158,9 @@ def test_check_clamped_wants_the_window_in_the_lookup(metrics: object, ok: bool)
 
 def test_clamp_sysctls_turn_off_autotuning_only() -> None:
     assert clamp.SYSCTLS == {"net.ipv4.tcp_moderate_rcvbuf": 0}
+
+
+@pytest.mark.parametrize("name", ["arq-wongleung-fig5", "arq-wongleung-fig10", "arq-wongleung-fig5-w8k"])
+def test_wongleung_experiments_use_the_clamp(name: str) -> None:
+    exp = load_experiment(name)
+    assert (exp.mss, exp.window, exp.window_clamp) == (512, None, 8192 if name.endswith("w8k") else 4096)
