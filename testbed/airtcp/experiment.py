@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import iperf, kmod, metadata, recovery, result, ss
+from . import clamp, iperf, kmod, metadata, recovery, result, ss
 from .competing import Competing, parse_competing, receiver_sysctls
 from .components import Component
 from .dynamics import Dynamics
@@ -39,7 +39,12 @@ EXPERIMENT_KEYS = (
     "description", "profile", "set", "sweep", "duration", "runs", "schemes", "senders", "every_sender",
     "transfer", "ipv6", "competing",
 )  # fmt: skip
-TRANSFER_KEYS = ("mss", "window", "ss_interval", "capture")
+TRANSFER_KEYS = ("mss", "window", "window_clamp", "ss_interval", "capture")
+# window_clamp's ceiling: the receiver keeps its default buffer (tcp_rmem[1],
+# 128 KiB, half of it for data at tcp_adv_win_scale 1), and out-of-order
+# segments cost about twice their payload in truesize; above this the
+# advertised window could not stay at the clamp.
+WINDOW_CLAMP_MAX = 32 * 1024
 DEFAULT_SS_INTERVAL_S = 0.25
 # How long after the transfer iperf3 may take to exchange its results.
 END_GRACE_S = 60.0
@@ -70,6 +75,7 @@ class Experiment:
     runs: int
     mss: int | None = None
     window: int | None = None
+    window_clamp: int | None = None  # the receivers' largest advertised window (clamp.py)
     ss_interval_s: float = DEFAULT_SS_INTERVAL_S
     ipv6: bool = False
     capture: bool = False  # headers at the sender -> recovery time per loss episode
@@ -94,6 +100,7 @@ class Experiment:
             "runs": self.runs,
             "mss": self.mss,
             "window": self.window,
+            "window_clamp": self.window_clamp,
             "ss_interval_s": self.ss_interval_s,
             "ip_version": 6 if self.ipv6 else 4,
             "capture": self.capture,
@@ -149,6 +156,24 @@ def _profile_variants(
     return variants, sweep
 
 
+def _window_clamp(where: str, value: object, mss: int | None) -> int:
+    clamp_bytes = parse_size(where, "transfer.window_clamp", value)
+    if clamp_bytes <= 0:
+        raise ConfigError(where, "transfer.window_clamp", value, "must be positive (leave it out for no clamp)")
+    if mss is not None and clamp_bytes < mss:
+        raise ConfigError(
+            where, "transfer.window_clamp", value, f"below one segment (transfer.mss = {mss} bytes): no window at all"
+        )
+    if clamp_bytes > WINDOW_CLAMP_MAX:
+        raise ConfigError(
+            where,
+            "transfer.window_clamp",
+            value,
+            f"above {WINDOW_CLAMP_MAX // 1024} KiB the receiver's default buffer cannot hold it exactly; use window",
+        )
+    return clamp_bytes
+
+
 def parse_experiment(name: str, data: Mapping[str, object], where: str, over: Overrides) -> Experiment:
     check_keys(where, "", data, EXPERIMENT_KEYS)
     profiles, sweep = _profile_variants(where, data, over)
@@ -191,6 +216,7 @@ def parse_experiment(name: str, data: Mapping[str, object], where: str, over: Ov
     check_keys(where, "transfer.", transfer, TRANSFER_KEYS)
     mss = parse_size(where, "transfer.mss", transfer["mss"]) if "mss" in transfer else None
     window = parse_size(where, "transfer.window", transfer["window"]) if "window" in transfer else None
+    window_clamp = _window_clamp(where, transfer["window_clamp"], mss) if "window_clamp" in transfer else None
     ss_interval = parse_duration(where, "transfer.ss_interval", transfer.get("ss_interval", "250ms"))
     ipv6 = over.ipv6 if over.ipv6 is not None else bool(data.get("ipv6", False))
     capture = transfer.get("capture", False)
@@ -211,6 +237,7 @@ def parse_experiment(name: str, data: Mapping[str, object], where: str, over: Ov
         runs=runs,
         mss=mss,
         window=window,
+        window_clamp=window_clamp,
         ss_interval_s=ss_interval,
         ipv6=ipv6,
         capture=capture,
@@ -403,6 +430,13 @@ END_EXCHANGE = (
 )
 
 
+def clamp_receivers(exp: Experiment) -> list[str]:
+    """Where ``window_clamp`` applies: every receiver, as ``window`` (iperf3 -w) applies to both flows."""
+    if exp.window_clamp is None:
+        return []
+    return ["wh"] + ([exp.competing.receiver] if exp.competing else [])
+
+
 def run_once(
     exp: Experiment, scheme: Scheme, sender: Sender, profile: Profile | None = None, keep_capture: Path | None = None
 ) -> dict[str, Any]:
@@ -432,6 +466,13 @@ def run_once(
             for component in scheme.instantiate():
                 started.append(component)  # before start: a start that fails halfway is stopped too
                 component.start(topo)
+            family = "6" if exp.ipv6 else "4"
+            if exp.window_clamp is not None:
+                # After the components, which may reroute the receivers' traffic.
+                record["window_clamp"] = {
+                    role: clamp.apply(topo.host(role), topo.address("s", family), exp.window_clamp)
+                    for role in clamp_receivers(exp)
+                }
             rival_server: Background | None = None
             if rival and rival_settings:
                 topo.host(rival.receiver).set_sysctls(receiver_sysctls(exp.source, sender, rival.sender))
@@ -460,7 +501,6 @@ def run_once(
                 t0 = dynamics.plan_t0()
                 dynamics.start()
                 _sleep_until(t0)
-            family = "6" if exp.ipv6 else "4"
             client_t0 = time.monotonic()
             client = topo.host("s").spawn(iperf.client_argv(topo.address("wh", family), settings), name="iperf3 client")
             background.append(client)

@@ -177,11 +177,13 @@ def test_acceptance_experiments_load() -> None:
     assert [s.name for s, _ in fig7a.cases] == ["stock", "arq", "arq+ddack", "snoop"] and fig7a.runs >= 5
     assert fig7a.mss == 960
     fig5 = load_experiment("arq-wongleung-fig5")
-    assert len(fig5.profiles) == 4 and fig5.runs >= 3 and (fig5.mss, fig5.window) == (512, 4096)
+    assert (
+        len(fig5.profiles) == 4 and fig5.runs >= 3 and (fig5.mss, fig5.window, fig5.window_clamp) == (512, None, 4096)
+    )
     assert "wongleung" in [s.name for s, _ in fig5.cases]
     fig10 = load_experiment("arq-wongleung-fig10")
     assert [s.name for s, _ in fig10.cases] == ["n2-2", "wongleung", "n2-8"] and fig10.runs >= 3
-    assert (fig10.mss, fig10.window) == (512, 4096)
+    assert (fig10.mss, fig10.window, fig10.window_clamp) == (512, None, 4096)
 
 
 def test_n2_variants_differ_from_wongleung_in_n2_alone() -> None:
