@@ -9,15 +9,19 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import IO, TypeVar
 
 from .errors import AirtcpError, CommandError
 
 T = TypeVar("T")
 
 VERBOSE = os.environ.get("AIRTCP_VERBOSE", "") not in ("", "0")
+# How long to wait for a stopped process's pipes to reach end of file (a
+# grandchild that kept them open must not hang the run).
+DRAIN_JOIN_S = 5.0
 
 
 def run(argv: Sequence[str], *, check: bool = True, timeout: float = 60.0, input_text: str | None = None) -> str:
@@ -67,8 +71,30 @@ class Background:
             )
         except FileNotFoundError:
             raise AirtcpError(f"command not found: {self.argv[0]} (run `make deps`)") from None
-        self.stdout = ""
-        self.stderr = ""
+        # Drained as it comes: a pipe left unread fills (64 KiB) and blocks the
+        # process, which silently cut the ss sampler's series short on long runs.
+        self._out: list[str] = []
+        self._err: list[str] = []
+        pipes = ((self.popen.stdout, self._out, "stdout"), (self.popen.stderr, self._err, "stderr"))
+        self._drains = [
+            threading.Thread(target=_drain, args=(pipe, chunks), name=f"{name} {what}", daemon=True)
+            for pipe, chunks, what in pipes
+        ]
+        for thread in self._drains:
+            thread.start()
+
+    @property
+    def stdout(self) -> str:
+        """Everything the process wrote to stdout so far."""
+        return "".join(self._out)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self._err)
+
+    def _join_drains(self) -> None:
+        for thread in self._drains:
+            thread.join(timeout=DRAIN_JOIN_S)
 
     def send(self, line: str) -> None:
         """Write one line to the process's stdin (spawned with stdin_pipe)."""
@@ -81,16 +107,20 @@ class Background:
 
     def wait(self, timeout: float) -> int:
         """Wait for exit and collect output; raise CommandError on timeout."""
+        if self.popen.stdin is not None and not self.popen.stdin.closed:
+            self.popen.stdin.close()
         try:
-            self.stdout, self.stderr = self.popen.communicate(timeout=timeout)  # closes stdin too
+            self.popen.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.stop()
             raise CommandError(self.argv, -1, self.stdout, f"{self.name} timed out after {timeout:g} s") from None
+        self._join_drains()
         return self.popen.returncode
 
     def stop(self, grace: float = 2.0) -> None:
         """SIGTERM the whole process group, SIGKILL after a grace period."""
         if self.popen.returncode is not None:
+            self._join_drains()  # exited on its own: its output may still be in the pipes
             return
         for sig, wait_s in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
             try:
@@ -98,13 +128,23 @@ class Background:
             except ProcessLookupError:
                 break
             try:
-                out, err = self.popen.communicate(timeout=wait_s)
-                self.stdout += out or ""
-                self.stderr += err or ""
-                return
+                self.popen.wait(timeout=wait_s)
+                break
             except subprocess.TimeoutExpired:
                 continue
         self.popen.wait(timeout=5.0)
+        self._join_drains()
+        if self.popen.stdin is not None and not self.popen.stdin.closed:
+            self.popen.stdin.close()
+
+
+def _drain(pipe: IO[str] | None, chunks: list[str]) -> None:
+    """Read a pipe to its end into chunks (list.append is atomic under the GIL)."""
+    if pipe is None:
+        return
+    with pipe:
+        while chunk := pipe.read(4096):
+            chunks.append(chunk)
 
 
 def poll_until(what: str, probe: Callable[[], T | None], *, deadline_s: float, interval_s: float = 0.05) -> T:
