@@ -123,6 +123,11 @@ def sender_retransmits(data: dict[str, Any], since_s: float = 0.0) -> int:
     return sum(int(i["sum"].get("retransmits", 0)) for i in data["intervals"] if i["sum"]["start"] >= since_s)
 
 
+def retransmitting_intervals(data: dict[str, Any], since_s: float) -> int:
+    """How many of iperf3's intervals from since_s on had a sender retransmission."""
+    return sum(1 for i in data["intervals"] if i["sum"]["start"] >= since_s and i["sum"].get("retransmits", 0))
+
+
 def goodput_mbps(data: dict[str, Any]) -> float:
     return float(data["end"]["sum_received"]["bits_per_second"]) / 1e6
 
@@ -150,17 +155,22 @@ def test_snoop_repairs_wireless_losses_locally(tmp_path: Path, sender: str) -> N
     assert totals["malformed"] == 0
     if sender == "cubic":
         assert totals["sack_hidden"] + totals["sack_trimmed"] >= 1, totals
-    # After slow start (from 3 s on), stock keeps retransmitting what the
-    # hop loses (about 3 % of 150-250 segments a second: 10-30 in 7 s),
-    # while with pepd the sender retransmits only a rare congestion signal
-    # (0-3 in the runs seen).  Slow start is left out: there a queue builds
-    # faster than the window clamp engages, repairs wait behind it, and the
-    # sender's tail-loss probe may fire (a handful of retransmissions that a
-    # 20 s run amortises; see Documentation/pepd.rst).  At most half of
-    # stock's holds with a wide margin.
-    stock_retx, snoop_retx = sender_retransmits(stock, 3.0), sender_retransmits(snooped, 3.0)
-    assert stock_retx >= 5, f"the lossy hop did not cost stock retransmissions after 3 s: {stock_retx}"
-    assert snoop_retx <= 0.5 * stock_retx, f"sender retransmissions after 3 s: stock {stock_retx}, snoop {snoop_retx}"
+    # How often the sender had to retransmit, in half-second intervals from
+    # 3 s on (after slow start): stock retransmits what the hop loses in most
+    # of them (10-13 of 14 in the runs seen), with pepd only a rare
+    # congestion signal (0-4).  Intervals, not segments: now and then (1 run
+    # in 15 in the VM) the sender's RTO fires spuriously while a repair waits
+    # behind a queue slow start built, and its go-back-N resends a whole
+    # window (17-75 segments) within one or two intervals (Documentation/
+    # pepd.rst, "Spurious timeouts"); counting segments, that one event
+    # outweighs 20 fast retransmits.  At most half of stock's holds with a
+    # wide margin either way.
+    stock_busy, snoop_busy = retransmitting_intervals(stock, 3.0), retransmitting_intervals(snooped, 3.0)
+    assert stock_busy >= 5, f"the lossy hop cost stock retransmissions in only {stock_busy} intervals after 3 s"
+    assert snoop_busy <= 0.5 * stock_busy, (
+        f"intervals with sender retransmissions after 3 s: stock {stock_busy}, snoop {snoop_busy}; "
+        f"segments stock {sender_retransmits(stock, 3.0)}, snoop {sender_retransmits(snooped, 3.0)}; {totals}"
+    )
     assert goodput_mbps(snooped) > goodput_mbps(stock)
 
 
