@@ -347,6 +347,8 @@ def _start_capture(topo: Topology, port: int, path: Path) -> Background:
     when they arrive, departing segments after the sender's own egress
     qdisc (the wired hop's netem), in the order TCP sent them.
     """
+    if shutil.which("tcpdump") is None:  # else the failure reads "exec failed" from ip netns exec
+        raise AirtcpError("command not found: tcpdump (run `make deps`)")
     dev = next(end.dev for link in topo.links for end in (link.left, link.right) if end.role == "s")
     filter_ = ["tcp", "port", str(port)]
     # -Z root: tcpdump would otherwise create the file as user tcpdump, who
@@ -359,8 +361,21 @@ def _start_capture(topo: Topology, port: int, path: Path) -> Background:
         [*argv, "-w", str(path), *filter_],
         name="tcpdump",
     )
-    poll_until("tcpdump to start capturing", lambda: True if path.exists() else None, deadline_s=15)
+    try:
+        poll_until("tcpdump to start capturing", lambda: _capture_live(capture, path), deadline_s=15)
+    except AirtcpError as exc:
+        capture.stop()  # also collects what it wrote
+        raise AirtcpError(f"{exc}; tcpdump said: {capture.stderr.strip() or '(nothing)'}") from None
     return capture
+
+
+def _capture_live(capture: Background, path: Path) -> bool | None:
+    """True once the file exists; raises if tcpdump exited before that."""
+    if path.exists():
+        return True
+    if not capture.running():
+        raise AirtcpError(f"tcpdump exited ({capture.popen.returncode}) before capturing")
+    return None
 
 
 def _finish_capture(capture: Background, path: Path, keep: Path | None) -> dict[str, object]:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from airtcp.errors import CommandError
+from airtcp.errors import AirtcpError, CommandError
+from airtcp.experiment import _capture_live
 from airtcp.proc import Background, poll_until
 
 # Far more than a pipe holds (64 KiB): unread, the writer would block there.
@@ -53,3 +54,17 @@ def test_wait_past_its_timeout_stops_the_process_and_says_so() -> None:
         proc.wait(timeout=0.5)
     assert not proc.running() and time.monotonic() - began < 20
     assert proc.stdout == "started\n"
+
+
+def test_a_capture_that_exits_before_its_file_appears_fails_at_once(tmp_path: Path) -> None:
+    gone = Background([sys.executable, "-c", "import sys; sys.exit(3)"], name="capture")
+    gone.wait(timeout=10)
+    with pytest.raises(AirtcpError, match=r"exited \(3\)"):
+        _capture_live(gone, tmp_path / "never.pcap")
+    live = Background([sys.executable, "-c", "import time; time.sleep(30)"], name="capture")
+    try:
+        assert _capture_live(live, tmp_path / "never.pcap") is None  # still starting
+        (tmp_path / "never.pcap").touch()
+        assert _capture_live(live, tmp_path / "never.pcap") is True
+    finally:
+        live.stop()
