@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import subprocess
 import sys
@@ -58,11 +59,18 @@ def _kernel_release(choice: be.Choice, args: argparse.Namespace) -> str:
     return os.uname().release
 
 
+BUILD_LOCK = REPO_ROOT / ".build.lock"
+
+
 def _build(release: str) -> None:
     """Build daemons and modules for exactly the kernel that will run them."""
     if os.environ.get(be.IN_VM_ENV) == "1":
         return  # built on the host before the VM booted; the guest only runs
-    done = subprocess.run(["make", "-s", "-C", str(REPO_ROOT), "build", f"KVER={release}"], check=False)
+    # Two runs started from one checkout would otherwise both write the
+    # same objects; the second waits, then finds everything up to date.
+    with open(BUILD_LOCK, "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = subprocess.run(["make", "-s", "-C", str(REPO_ROOT), "build", f"KVER={release}"], check=False)
     if done.returncode != 0:
         raise AirtcpError(f"build for kernel {release} failed (make build KVER={release}); see the output above")
 
