@@ -226,7 +226,7 @@ class Profile:
         """The name, plus any --set/sweep overrides, e.g. ``p[links.wired.delay=5ms]``."""
         if not self.overrides:
             return self.name
-        return self.name + "[" + ",".join(f"{k}={v}" for k, v in self.overrides) + "]"
+        return self.name + "[" + ",".join(f"{k}={_label_value(v, top=True)}" for k, v in self.overrides) + "]"
 
     def path_rtt_s(self) -> float:
         """Round-trip propagation delay of the whole path (no queueing)."""
@@ -571,6 +571,19 @@ def _resolve(name_or_path: str, seen: tuple[str, ...] = ()) -> tuple[str, dict[s
     base.pop("notes", None)
     merged = _merge(base, {k: v for k, v in data.items() if k != "extends"})
     return name, merged, where
+
+
+def _label_value(value: object, *, top: bool = False) -> str:
+    """A value as --set takes it back: TOML, with a bare word at the top (``5ms``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value if top else '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k} = {_label_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_label_value(v) for v in value) + "]"
+    return str(value)
 
 
 def parse_assignment(text: str, flag: str) -> tuple[str, object]:

@@ -15,6 +15,7 @@ from airtcp.profile import (
     PRIORITY_CLASS,
     PRIORITY_CLASS_SO_PRIORITY,
     Direction,
+    Profile,
     available_profiles,
     load_profile,
     netem_mismatches,
@@ -177,6 +178,23 @@ def test_extends_cycle_is_an_error(tmp_path: Path) -> None:
 )
 def test_assignments(text: str, key: str, value: object) -> None:
     assert parse_assignment(text, "--set") == (key, value)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("5ms", "5ms"),
+        (0.6, "0.6"),
+        (True, "true"),
+        ({"model": "gilbert", "p": 0.01}, '{model = "gilbert", p = 0.01}'),
+        ({"schedule": [{"at": "1s", "loss": 0.5}]}, '{schedule = [{at = "1s", loss = 0.5}]}'),
+        ({"note": 'a "b"'}, '{note = "a \\"b\\""}'),
+    ],
+)
+def test_label_shows_values_as_set_takes_them_back(value: object, shown: str) -> None:
+    profile = Profile(name="p", description="", links={}, overrides=(("links.wireless.loss", value),))
+    assert profile.label == f"p[links.wireless.loss={shown}]"
+    assert parse_assignment(f"k={shown}", "--set") == ("k", value)
 
 
 def test_set_overrides_and_label() -> None:
