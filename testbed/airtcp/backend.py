@@ -18,6 +18,8 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -224,7 +226,27 @@ def run_in_vm(command: Sequence[str], *, rwdirs: Sequence[Path], env: dict[str, 
     host_env = dict(os.environ)
     host_env["PATH"] = f"{VENV_DIR / 'bin'}:{host_env.get('PATH', '')}"
     print(f"airtcp: booting {kernel.release} under QEMU (software emulation, about 20 s)...", flush=True)
-    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=host_env, stdin=subprocess.DEVNULL, start_new_session=True)
+    # QEMU opens the guest's consoles as /proc/self/fd/1 and 2 with O_TRUNC:
+    # inherited, a regular file (`make run > log`) would be cut to nothing
+    # and overwritten from its start.  Pipes are relayed instead.
+    proc = subprocess.Popen(
+        argv,
+        cwd=REPO_ROOT,
+        env=host_env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    relays = [
+        threading.Thread(target=relay_output, args=(pipe.fileno(), sink.fileno()), name=name, daemon=True)
+        for pipe, sink, name in ((proc.stdout, sys.stdout, "vm stdout"), (proc.stderr, sys.stderr, "vm stderr"))
+        if pipe is not None
+    ]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    for relay in relays:
+        relay.start()
 
     def _terminate(signum: int, _frame: object) -> None:
         raise KeyboardInterrupt
@@ -238,6 +260,34 @@ def run_in_vm(command: Sequence[str], *, rwdirs: Sequence[Path], env: dict[str, 
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
+        for relay in relays:
+            relay.join(timeout=RELAY_JOIN_S)
+
+
+# How long to wait, once the VM has exited, for the last of its output.
+RELAY_JOIN_S = 5.0
+
+
+def relay_output(source: int, sink: int) -> int:
+    """Copy bytes from ``source`` to ``sink`` as they come, until end of file.
+
+    Returns the number of bytes copied.  A sink that went away (a closed
+    pipe) ends the copying of output, not the run: the rest is read and
+    dropped so that the writer never blocks.
+    """
+    copied = 0
+    sink_open = True
+    while chunk := os.read(source, 65536):
+        view = memoryview(chunk)
+        while sink_open and view:
+            try:
+                written = os.write(sink, view)
+            except BrokenPipeError:
+                sink_open = False
+                break
+            view = view[written:]
+            copied += written
+    return copied
 
 
 def guest_python() -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -74,3 +76,37 @@ def test_vm_argv(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def test_release_order() -> None:
     releases = ["6.1.0-9-amd64", "6.1.0-56-amd64", "6.1.0-10-amd64"]
     assert sorted(releases, key=be._release_key)[-1] == "6.1.0-56-amd64"
+
+
+def test_relay_copies_everything_to_a_regular_file(tmp_path: Path) -> None:
+    """The VM's output reaches a log file whole, after what was already in it."""
+    log = tmp_path / "run.log"
+    log.write_bytes(b"airtcp: backend vm\n")
+    payload = b"".join(f"[{i}/40] run {i}\n".encode() for i in range(20000))
+    read_end, write_end = os.pipe()
+    with open(log, "ab") as sink:
+        relay = threading.Thread(target=be.relay_output, args=(read_end, sink.fileno()))
+        relay.start()
+        os.write(write_end, payload[:70000])
+        os.write(write_end, payload[70000:])
+        os.close(write_end)
+        relay.join(timeout=10)
+    os.close(read_end)
+    assert not relay.is_alive()
+    assert log.read_bytes() == b"airtcp: backend vm\n" + payload
+
+
+def test_relay_drains_after_its_sink_is_gone() -> None:
+    """A closed reader of our output must not block the VM's writes."""
+    read_end, write_end = os.pipe()
+    sink_read, sink_write = os.pipe()
+    os.close(sink_read)
+    relay = threading.Thread(target=be.relay_output, args=(read_end, sink_write))
+    relay.start()
+    for _ in range(64):
+        os.write(write_end, b"x" * 4096)
+    os.close(write_end)
+    relay.join(timeout=10)
+    assert not relay.is_alive()
+    os.close(read_end)
+    os.close(sink_write)
