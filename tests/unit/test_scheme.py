@@ -26,6 +26,16 @@ def test_classic_sender_mirrors_ns2_reno() -> None:
     assert load_sender("cubic").sysctls == {}
 
 
+def test_ns2_sender_is_classic_without_reordering_defences() -> None:
+    """reno-ns2 differs from reno-classic by exactly the two Linux defences ns-2 lacks."""
+    classic = load_sender("reno-classic").sysctls
+    ns2 = load_sender("reno-ns2")
+    assert ns2.congestion_control == "reno"
+    extra = {key: value for key, value in ns2.sysctls.items() if classic.get(key) != value}
+    assert extra == {"net.ipv4.tcp_max_reordering": "3", "net.ipv4.tcp_timestamps": "0"}
+    assert all(ns2.sysctls.get(key) == value for key, value in classic.items())
+
+
 @pytest.mark.parametrize("name", available_schemes())
 def test_shipped_schemes_load(name: str) -> None:
     scheme = load_scheme(name)
