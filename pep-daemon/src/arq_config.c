@@ -76,6 +76,10 @@ static const struct cfg_key keys[] = {
 	  "device's queue); 0bit: no pacing, the device's queue and link_queue push back" },
 	{ "link_overhead", CFG_UINT, F(link_overhead), 0, 4096, NULL, "0",
 	  "bytes per frame the pacer adds to frame and Ethernet header (netem's packet overhead, a PHY preamble)" },
+	{ "pace_frames", CFG_UINT, F(pace_frames), 1, 64, NULL, "2",
+	  "with link_rate: how far the paced link may run ahead of the clock, in frames of the largest size the "
+	  "link carries; what waits below arqd, where a retransmission cannot overtake it.  Fewer: quicker "
+	  "repairs; too few: the radio idles when arqd is scheduled late" },
 	{ "tx_buffer", CFG_SIZE, F(tx_buffer), 4096, 1ULL << 32, NULL, "4MiB", "payload bytes the sender holds at most" },
 	{ "rx_window", CFG_UINT, F(rx_window), 8, 1u << 20, NULL, "1024",
 	  "receive window, frames: duplicates are recognised within it" },

@@ -41,6 +41,7 @@ struct arq_config {
 	uint64_t link_queue;
 	uint64_t link_rate;	/* bits/s; 0: no pacing */
 	uint32_t link_overhead;
+	uint32_t pace_frames;	/* largest frames allowed to wait below arqd when pacing */
 	uint64_t tx_buffer;
 	uint32_t rx_window;
 	uint64_t rx_buffer;

@@ -10,7 +10,7 @@
  *
  * Pacing (link_rate): every frame sent takes its time on a virtual link
  * of the radio's rate; data frames wait in arqd while that link is more
- * than two frames ahead of the clock, so the queue is arqd's (ordered:
+ * than pace_frames frames ahead of the clock, so the queue is arqd's (ordered:
  * retransmissions first) and not the qdisc's below (a FIFO).  Acks and
  * status frames are never held, only counted.
  *
@@ -512,7 +512,7 @@ int arqd_start(struct arqd *d, const struct arq_config *cfg, char *err, size_t e
 	}
 	d->tx_ok = d->rx_ok = true;
 	if (cfg->link_rate)
-		d->pace_burst_ns = 2 * wire_ns(d, arq_frame_max(cfg->link_mtu, d->link_ifmtu));
+		d->pace_burst_ns = cfg->pace_frames * wire_ns(d, arq_frame_max(cfg->link_mtu, d->link_ifmtu));
 	d->frames_per_packet = arq_tx_frames_for(&d->tx, d->tun_mtu);
 	if (open_tun(d, err, errlen) < 0)
 		return -1;

@@ -57,7 +57,7 @@ struct arqd {
 	bool tun_reading, out_blocked;
 	uint64_t retry_at;
 	uint64_t pace_next_ns;	/* when the paced link is free */
-	uint64_t pace_burst_ns;	/* frames may be sent this far ahead of it (two link-MTU frames) */
+	uint64_t pace_burst_ns;	/* frames may be sent this far ahead of it (pace_frames link-MTU frames) */
 	bool rule_installed[2];	/* IPv4, IPv6 */
 	uint64_t started_ns;
 	struct arqd_link_counters cnt;

@@ -85,6 +85,7 @@ def test_bad_values_are_one_line_naming_key_and_value(built: None, tmp_path: Pat
         (["--window", "2048"], "window = 2048 is larger than rx_window = 1024"),
         (["--link-mtu", "20"], "link_mtu = 20: at least 64 bytes"),
         (["--link-rate", "2mbps"], "link_rate = 2mbps: expected a rate with a unit (bit, kbit, mbit, gbit)"),
+        (["--pace-frames", "0"], "--pace-frames: pace_frames = 0: must lie between 1 and 64"),
         (["--no-such-thing", "1"], "--no-such-thing: unknown option"),
     ]:
         done = arqd("check", "--link", "wlan0", *args)

@@ -71,6 +71,7 @@ SCHEME_KEYS = (
     "link_queue",
     "link_rate",
     "link_overhead",
+    "pace_frames",
     "tx_buffer",
     "rx_window",
     "rx_buffer",
