@@ -268,26 +268,20 @@ def run_in_vm(command: Sequence[str], *, rwdirs: Sequence[Path], env: dict[str, 
 RELAY_JOIN_S = 5.0
 
 
-def relay_output(source: int, sink: int) -> int:
+def relay_output(source: int, sink: int) -> None:
     """Copy bytes from ``source`` to ``sink`` as they come, until end of file.
 
-    Returns the number of bytes copied.  A sink that went away (a closed
-    pipe) ends the copying of output, not the run: the rest is read and
-    dropped so that the writer never blocks.
+    A sink that went away (a closed pipe) ends the copying of output, not
+    the run: the rest is read and dropped so that the writer never blocks.
     """
-    copied = 0
     sink_open = True
     while chunk := os.read(source, 65536):
         view = memoryview(chunk)
         while sink_open and view:
             try:
-                written = os.write(sink, view)
+                view = view[os.write(sink, view) :]
             except BrokenPipeError:
                 sink_open = False
-                break
-            view = view[written:]
-            copied += written
-    return copied
 
 
 def guest_python() -> str:
