@@ -18,31 +18,22 @@ from airtcp import result
 
 from .conftest import airtcp
 
-EXPERIMENT = """
-description = "test: arq against arq+ddack with ns-2's Reno"
-profile = "vaidya99-exp16k-20ms"
-duration = "10s"
-runs = 1
-schemes = ["arq", "arq+ddack"]
-senders = ["reno-ns2"]
-
-[transfer]
-mss = "960b"
-window_clamp = "20000b"
-"""
-
 
 def test_delayed_dupacks_spare_ns2_reno_the_link_layers_repairs(tmp_path: Path) -> None:
-    experiment = tmp_path / "arq-ddack.toml"
-    experiment.write_text(EXPERIMENT)
+    """The shipped experiment (ns-2's 20-packet window, 1000-byte packets), shortened, at 16 KiB errors."""
     out = tmp_path / "r.json"
-    done = airtcp("run", "--experiment", str(experiment), "--out", str(out), "--no-plot", "--backend", "native")
+    done = airtcp(
+        "run", "--experiment", "arq-vaidya-fig7a-ns2", "--profile", "vaidya99-exp16k-20ms",
+        "--scheme", "arq,arq+ddack", "--sender", "reno-ns2", "--duration", "10s", "--runs", "1",
+        "--out", str(out), "--no-plot", "--backend", "native",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     runs = {case["scheme"]: case["runs"][0] for case in result.load(out)["cases"]}
     for run in runs.values():
         assert run["error"] is None
         assert run["sysctls"]["s"]["net.ipv4.tcp_timestamps"] == "0"
         assert run["sysctls"]["s"]["net.ipv4.tcp_max_reordering"] == "3"
+        assert run["window_clamp"]["wh"]["route"].endswith(" window 20000"), run["window_clamp"]
         # the link layer repaired the hop's losses itself, and gave none up
         link = run["components"]["arq"]["bs"]["sender"]
         assert link["retransmitted"] >= 20 and link["given_up"] == 0, link
