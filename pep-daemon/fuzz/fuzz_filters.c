@@ -2,7 +2,7 @@
 /*
  * libFuzzer target: arbitrary packet sequences through every filter.
  *
- * The input is a filter choice and a few knobs, then 8-byte records, each
+ * The input is a filter choice (from the registry) and a few knobs, then 8-byte records, each
  * one a data segment, an ACK (with up to two SACK blocks) or a clock step,
  * all near one connection's sequence space so that the interesting paths
  * (holes, dupacks, copies, timers) are reached.  After every step the
@@ -16,11 +16,7 @@
 #include "../tests/tcase.h"
 #include "seq.h"
 
-#define PROMISE(x)                        \
-	do {                              \
-		if (!(x))                 \
-			__builtin_trap(); \
-	} while (0)
+#include "promise.h"
 
 static void check(struct harness *h, const struct pep_out *out)
 {
@@ -49,15 +45,17 @@ static void check(struct harness *h, const struct pep_out *out)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct pep_filter_ops *const ops[] = { &filter_passthrough, &filter_snoop, &filter_snoopplus,
-							    &filter_pc };
 	struct harness h;
 	struct pep_out out;
-	size_t pos = 4;
+	size_t pos = 4, nfilters = 0;
 
 	if (size < 4)
 		return 0;
-	h_init(&h, ops[data[0] & 3], (data[0] & 4) ? 6 : 4, data[0] & 8, 0xffff0000u + data[1] * 256u);
+	while (pep_filters[nfilters])
+		nfilters++;
+	/* every filter of the registry (the low two bits choose among the first four, as the seeds assume) */
+	h_init(&h, pep_filters[(data[0] & 3) % nfilters], (data[0] & 4) ? 6 : 4, data[0] & 8,
+	       0xffff0000u + data[1] * 256u);
 	h.cfg.copies = (data[2] & 3);
 	if (data[2] & 4)
 		h.cfg.copies = COPIES_AUTO;

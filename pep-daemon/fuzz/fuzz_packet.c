@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libFuzzer target: the packet parser, and the builders that take its
- * output (SACK stripping, slicing).  Any input must be classified without
+ * libFuzzer target: the packet parser, and what takes its output: the
+ * checksum judgement, the builders (SACK stripping, edits that must keep a
+ * checksum exactly as right or wrong as it was, slicing).  Any input must be classified without
  * a crash or a sanitizer report, and a packet that parses must keep the
  * parser's promises (offsets inside the packet, lengths adding up).
  */
@@ -9,14 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admit.h"
 #include "build.h"
+#include "csum.h"
 #include "packet.h"
 
-#define PROMISE(x)                      \
-	do {                            \
-		if (!(x))               \
-			__builtin_trap(); \
-	} while (0)
+#include "promise.h"
 
 static int count_slice(void *ctx, const uint8_t *pkt, uint32_t len)
 {
@@ -44,11 +43,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	PROMISE(p.payload_off + p.payload_len == p.len);
 	PROMISE(p.nsack <= PKT_MAX_SACK);
 	PROMISE(!p.sack_opt_off || (p.sack_opt_off >= p.tcp_off + 20 && p.sack_opt_off + p.sack_opt_len <= p.payload_off));
+	PROMISE((unsigned int)admit_checksum(&p, data[0] & 1, data[0] & 2, data[0] >> 6) <= CSUM_BAD);
 	if (p.len <= sizeof(out)) {
+		bool ok = csum_tcp_ok(p.data + p.tcp_off, p.len - p.tcp_off, p.family, p.src, p.dst);
 		struct pkt q;
 
 		build_strip_sack(&p, out);
 		PROMISE(pkt_parse(out, p.len, &q) == PKT_OK && q.nsack == 0 && q.seq == p.seq);
+		/* an edit never makes a wrong checksum right, nor a right one wrong (RFC 1624) */
+		build_edit_ack(&p, false, p.nsack ? &p.sack[0] : NULL, data[size - 1], out);
+		PROMISE(pkt_parse(out, p.len, &q) == PKT_OK);
+		PROMISE(csum_tcp_ok(q.data + q.tcp_off, q.len - q.tcp_off, q.family, q.src, q.dst) == ok);
 	}
 	if (p.payload_len && p.payload_off + 536 <= sizeof(scratch))
 		PROMISE(build_slices(&p, 536, NULL, scratch, sizeof(scratch), count_slice, &n) >= 1);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* CHECK and the one-line summary shared by every C unit test (pepd's and arqd's). */
-#ifndef PEPD_CHECK_H
-#define PEPD_CHECK_H
+#ifndef AIRTCP_CHECK_H
+#define AIRTCP_CHECK_H
 
 #include <stdio.h>
 

@@ -15,6 +15,11 @@
  *                                 timer runs; PKTS as for data
  *   { "count", "side.name=V ..." } counters (tx.*, rx.*, and "link" for
  *                                 frames rejected by the parser)
+ *   { "forge", "SEQ BASE ID", "PKTS" } a data frame the sender never sent
+ *                                 (seq SEQ, base BASE, carrying packet ID)
+ *                                 straight to the receiver; PKTS as for data
+ *   { "restart", "ISN" }          the sender restarts: all its state gone,
+ *                                 numbering from ISN (frames on the link stay)
  *
  * Packets carry their number and a checksum, checked on delivery.
  */
@@ -209,6 +214,7 @@ struct setup {
 	enum arq_feedback feedback;
 	bool resequence, idle_repair;
 	uint32_t window, max_rtx, frag_payload, pkt_len;
+	uint64_t rx_buffer;	/* 0: 1 MiB */
 };
 
 static void run_table(const char *name, const struct setup *s, const struct step *steps)
@@ -228,7 +234,7 @@ static void run_table(const char *name, const struct setup *s, const struct step
 		.feedback = s->feedback,
 		.resequence = s->resequence,
 		.window = 128,
-		.buffer_bytes = 1 << 20,
+		.buffer_bytes = s->rx_buffer ? s->rx_buffer : 1 << 20,
 		.reseq_timeout_ns = 300 * 1000000ULL,
 		.status_interval_ns = 10 * 1000000ULL,
 		.status_max_bytes = 64,
@@ -284,6 +290,25 @@ static void run_table(const char *name, const struct setup *s, const struct step
 				run_timers(&h);
 			}
 			check_delivered(&h, i, st->want);
+		} else if (strcmp(st->op, "forge") == 0) {
+			unsigned long fseq, fbase, fid;
+			struct arq_frame f = { .type = ARQ_DATA };
+			uint8_t buf[2048];
+			size_t len;
+
+			CHECK(sscanf(st->arg, "%li %li %lu", &fseq, &fbase, &fid) == 3, "%s step %d: forge SEQ BASE ID", name, i);
+			make_packet(pkt, (uint32_t)fid, h.pkt_len);
+			f.seq = (uint32_t)fseq;
+			f.aux = (uint32_t)fbase;
+			f.payload = pkt;
+			f.len = (uint16_t)h.pkt_len;
+			len = arq_frame_build(buf, sizeof(buf), &f);
+			rx_input(&h, buf, len);
+			check_delivered(&h, i, st->want);
+		} else if (strcmp(st->op, "restart") == 0) {
+			arq_tx_free(&h.tx);
+			tp.isn = (uint32_t)strtoul(st->arg, NULL, 0);
+			CHECK(arq_tx_init(&h.tx, &tp) == 0, "%s: tx restart", name);
 		} else if (strcmp(st->op, "count") == 0) {
 			char spec[512], *tok, *save;
 
@@ -667,6 +692,143 @@ static const struct setup RESEQ_N0 = { .feedback = ARQ_FEEDBACK_ACK, .resequence
 static const struct setup STATUS_FRAG = { .feedback = ARQ_FEEDBACK_STATUS, .max_rtx = 4, .frag_payload = 128,
 					  .pkt_len = 300 };
 static const struct setup SMALL = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 4, .window = 4 };
+static const struct setup FRAG_BUF = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 4, .frag_payload = 128, .pkt_len = 300,
+				       .rx_buffer = 200 };
+static const struct setup RESEQ_BUF = { .feedback = ARQ_FEEDBACK_ACK, .resequence = true, .max_rtx = 4, .rx_buffer = 250 };
+
+
+/* ---------------------------------------------------------------- stale and forged frames */
+
+/*
+ * One forged frame, its base far above the window (a skip over every frame
+ * in between) or far below it (a "restart"), moves nothing; the link goes on.
+ */
+static const struct step forged_frame_moves_nothing[] = {
+	{ "submit", "3", NULL },
+	{ "send", "10", "0 1 2" },
+	{ "data", "ppp", "0 1 2" },
+	{ "feedback", "ppp", NULL },
+	{ "forge", "100000 99990 900", "" },
+	{ "forge", "3000000000 2999999999 901", "" },
+	{ "count", "rx.out_of_step=2 rx.resyncs=0 rx.holes_skipped=0 rx.acks_sent=3", NULL },
+	{ "submit", "2", NULL },
+	{ "send", "10", "3 4" },
+	{ "data", "pp", "3 4" },
+	{ "feedback", "pp", NULL },
+	{ "count", "rx.duplicates=0 tx.outstanding=0", NULL },
+	END,
+};
+
+/* A frame claiming more than a window above its own base is a lie: dropped before it moves anything. */
+static const struct step forged_inconsistent[] = {
+	{ "submit", "3", NULL },
+	{ "send", "10", "0 1 2" },
+	{ "data", "ppp", "0 1 2" },
+	{ "forge", "200 10 900", "" },	/* 190 above its base, the window is 128 */
+	{ "count", "rx.inconsistent=1 rx.holes_skipped=0 rx.out_of_window=0", NULL },
+	{ "submit", "1", NULL },
+	{ "send", "1", "3" },
+	{ "data", "p", "3" },
+	END,
+};
+
+/* Forged frames between the sender's own never add up to a resync, nor does one frame repeated. */
+static const struct step forged_frames_interleaved[] = {
+	{ "submit", "2", NULL },
+	{ "send", "2", "0 1" },
+	{ "data", "pp", "0 1" },
+	{ "forge", "500000 499999 900", "" },
+	{ "forge", "500001 499999 901", "" },
+	{ "submit", "1", NULL },
+	{ "send", "1", "2" },
+	{ "data", "p", "2" },	/* the sender we know, in step: the evidence is void */
+	{ "forge", "500002 499999 902", "" },
+	{ "forge", "500003 499999 903", "" },
+	{ "submit", "1", NULL },
+	{ "send", "1", "3" },
+	{ "data", "p", "3" },
+	{ "forge", "500004 499999 904", "" },
+	{ "forge", "500004 499999 904", "" },
+	{ "forge", "500004 499999 904", "" },	/* one frame three times is one piece of evidence */
+	{ "count", "rx.out_of_step=7 rx.resyncs=0", NULL },
+	END,
+};
+
+/* The sender restarts elsewhere in sequence space: its third frame confirms it, the first two come again. */
+static const struct step restart_resyncs[] = {
+	{ "submit", "3", NULL },
+	{ "send", "10", "0 1 2" },
+	{ "data", "ppp", "0 1 2" },
+	{ "feedback", "ppp", NULL },
+	{ "restart", "0x80000000", NULL },
+	{ "submit", "4", NULL },
+	{ "send", "10", "2147483648 2147483649 2147483650 2147483651" },
+	{ "data", "pppp", "5 6" },
+	{ "count", "rx.out_of_step=2 rx.resyncs=1 rx.acks_sent=5", NULL },
+	{ "feedback", "pp", NULL },	/* acks of the last two: the first two were lost */
+	{ "send", "10", "2147483648 2147483649" },
+	{ "data", "pp", "3 4" },
+	{ "feedback", "pp", NULL },
+	{ "count", "tx.outstanding=0 tx.lost_by_ack=2", NULL },
+	END,
+};
+
+/* A frame of the old sender, late on the link after the restart was confirmed: dropped, no second reset. */
+static const struct step stale_frame_after_restart[] = {
+	{ "submit", "3", NULL },
+	{ "send", "10", "0 1 2" },
+	{ "data", "pps", "0 1" },	/* frame 2 stays on the link */
+	{ "restart", "1000000", NULL },
+	{ "submit", "3", NULL },
+	{ "send", "10", "1000000 1000001 1000002" },
+	{ "data", "sppp", "5" },
+	{ "count", "rx.resyncs=1 rx.out_of_step=2", NULL },
+	{ "data", "p", "" },	/* the stale frame */
+	{ "count", "rx.resyncs=1 rx.out_of_step=3", NULL },
+	{ "feedback", "ppp", NULL },	/* the old sender's two acks are stale to the new one */
+	{ "send", "10", "1000000 1000001" },
+	{ "data", "pp", "3 4" },
+	END,
+};
+
+/* rx_buffer bounds reassembly: fragments beyond it wait at the sender, one that completes a packet gets in. */
+static const struct step reasm_buffer_bound[] = {
+	{ "submit", "2", NULL },	/* 300 bytes in 128 + 128 + 44; rx_buffer 200 */
+	{ "send", "10", "0 1 2 3 4 5" },
+	{ "data", "pdpppp", "" },	/* 0 and 2 held (172 bytes); 3, 4, 5 do not fit */
+	{ "count", "rx.reasm_buffer_full=3 rx.acks_sent=2", NULL },
+	{ "feedback", "pp", NULL },
+	{ "send", "10", "1" },
+	{ "data", "p", "0" },	/* completes packet 0: taken although the buffer is full */
+	{ "count", "rx.reasm_buffer_full=3 rx.reassembled=1", NULL },
+	{ "feedback", "p", NULL },
+	{ "tick", "150", NULL },	/* the sender's timer: 3, 4, 5 again */
+	{ "send", "10", "3 4 5" },
+	{ "data", "ppp", "" },	/* 3 and 5 fit (172 bytes), 4 does not */
+	{ "count", "rx.reasm_buffer_full=4", NULL },
+	{ "feedback", "pp", NULL },
+	{ "tick", "300", NULL },	/* acks of frames sent once say nothing of 4's retransmission: its timer */
+	{ "send", "10", "4" },
+	{ "data", "p", "1" },	/* the last one completes it */
+	{ "count", "rx.reassembled=2 rx.reassembly_dropped=0", NULL },
+	END,
+};
+
+/* rx_buffer bounds resequencing: a frame that does not fit is dropped unacknowledged and comes again. */
+static const struct step reseq_buffer_bound[] = {
+	{ "submit", "4", NULL },	/* 100 bytes each; rx_buffer 250 */
+	{ "send", "4", "0 1 2 3" },
+	{ "data", "dppp", "" },
+	{ "count", "rx.buffer_full_drops=1 rx.resequenced=2 rx.acks_sent=2", NULL },
+	{ "feedback", "pp", NULL },
+	{ "send", "1", "0" },
+	{ "data", "p", "0 1 2" },
+	{ "feedback", "p", NULL },
+	{ "tick", "150", NULL },
+	{ "send", "10", "3" },
+	{ "data", "p", "3" },
+	END,
+};
 
 /* ---------------------------------------------------------------- the codec */
 
@@ -715,6 +877,13 @@ static void codec(void)
 	n = arq_frame_build(buf, sizeof(buf), &f);
 	CHECK(arq_frame_parse(buf, n, &g) == ARQ_ERR_FIELD, "fragment count 1");
 	CHECK(arq_frame_build(buf, 10, &f) == 0, "build refuses a small buffer");
+	/* a data frame with nothing in it: the sender never sends one (fuzz_arq_frame found it delivered) */
+	{
+		struct arq_frame e = { .type = ARQ_DATA, .seq = 1, .aux = 1 };
+
+		n = arq_frame_build(buf, sizeof(buf), &e);
+		CHECK(n == ARQ_HDR_LEN && arq_frame_parse(buf, n, &g) == ARQ_ERR_FIELD, "empty data frame");
+	}
 	CHECK(strcmp(arq_parse_result_name(ARQ_ERR_CRC), "crc") == 0, "names");
 	/* the pacer's unit: Wong/Leung's 128-byte frames on a 1516-byte veth */
 	CHECK(arq_frame_max(128, 1516) == 128, "fragmenting");
@@ -772,5 +941,12 @@ int main(void)
 	run_table("frag_basic", &FRAG, frag_basic);
 	run_table("frag_given_up", &FRAG_N1, frag_given_up);
 	run_table("window_full", &SMALL, window_full);
+	run_table("forged_frame_moves_nothing", &ACK, forged_frame_moves_nothing);
+	run_table("forged_inconsistent", &ACK, forged_inconsistent);
+	run_table("forged_frames_interleaved", &ACK, forged_frames_interleaved);
+	run_table("restart_resyncs", &ACK, restart_resyncs);
+	run_table("stale_frame_after_restart", &ACK, stale_frame_after_restart);
+	run_table("reasm_buffer_bound", &FRAG_BUF, reasm_buffer_bound);
+	run_table("reseq_buffer_bound", &RESEQ_BUF, reseq_buffer_bound);
 	return tc_report("test_arq");
 }

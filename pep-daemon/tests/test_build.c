@@ -71,6 +71,15 @@ static void strip_sack(void)
 	CHECK(q.nsack == 0 && q.has_ts && q.tsval == 3, "SACK gone, timestamps kept");
 	CHECK(q.ack == 1000 && q.seq == 5 && q.len == p.len, "sequence numbers and length unchanged");
 	CHECK(tcp_checksum_ok(&q) && ip_checksum_ok(&q), "stripped ACK checksums");
+	/* every edit of an ACK whose ack number was corrupted on the air: the checksum stays wrong */
+	in[p.tcp_off + 9] ^= 0x04;
+	pkt_parse(in, n, &p);
+	build_edit_ack(&p, true, NULL, 77, out);
+	pkt_parse(out, n, &q);
+	CHECK(!tcp_checksum_ok(&q) && q.window == 77 && q.nsack == 0, "a corrupted ACK, edited, is still caught");
+	build_one_sack(&p, &(struct sack_block){ 4000, 5000 }, out);
+	pkt_parse(out, n, &q);
+	CHECK(!tcp_checksum_ok(&q) && q.nsack == 1, "... cut to one block, too");
 }
 
 struct collected {
@@ -145,10 +154,89 @@ static void slices(void)
 	}
 }
 
+/* How much payload a slice may carry: the MTU, the receiver's MSS, and the floor that stops a 1-byte MSS. */
+static void slice_payload(void)
+{
+	static const struct {
+		uint32_t mtu, payload_off;
+		uint16_t mss;
+		uint32_t opts, want;
+		const char *why;
+	} cases[] = {
+		{ 1500, 52, 0, 12, 1448, "MTU only: 1500 - 52" },
+		{ 1500, 52, 1460, 12, 1448, "MSS 1460 less 12 option bytes" },
+		{ 1500, 52, 1000, 12, 988, "a smaller MSS wins" },
+		{ 9000, 52, 1460, 12, 1448, "a jumbo MTU, the MSS wins" },
+		{ 1500, 52, 536, 0, 536, "the classic 536" },
+		{ 1500, 52, 1, 12, 48, "MSS 1: floored at 48 bytes, Linux's tcp_min_snd_mss" },
+		{ 1500, 52, 60, 12, 48, "MSS 60 less 12: exactly the floor" },
+		{ 1500, 52, 61, 12, 49, "just above it" },
+		{ 80, 52, 0, 0, 48, "an MTU leaving less than the floor: the floor" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t got = build_slice_payload(cases[i].mtu, cases[i].payload_off, cases[i].mss, cases[i].opts);
+
+		CHECK(got == cases[i].want, "%s: %u, expected %u", cases[i].why, got, cases[i].want);
+	}
+}
+
+static int count_only(void *opaque, const uint8_t *pkt, uint32_t len)
+{
+	(void)pkt;
+	(void)len;
+	(*(int *)opaque)++;
+	return 0;
+}
+
+/* A 64 KB super-packet and a peer that announced MSS 1: 128 slices at most, or none. */
+static void slice_cap(void)
+{
+	struct tpkt t = { .family = 4, .from_fh = true, .seq = 1, .ack = 1, .flags = TCPF_ACK, .len = 65000 };
+	static uint8_t in[66000], scratch[2048];
+	int emitted = 0, r;
+	struct pkt p;
+
+	pkt_parse(in, tc_build(&t, in, sizeof(in)), &p);
+	r = build_slices(&p, build_slice_payload(1500, p.payload_off, 1, 0), NULL, scratch, sizeof(scratch), count_only,
+			 &emitted);
+	CHECK(r == BUILD_TOO_MANY_SLICES && emitted == 0, "65000 bytes in 48-byte slices (1355) refused: %d, %d sent",
+	      r, emitted);
+	r = build_slices(&p, 507, NULL, scratch, sizeof(scratch), count_only, &emitted);
+	CHECK(r == BUILD_TOO_MANY_SLICES && emitted == 0, "... and in 507-byte slices (128 + 1)");
+	r = build_slices(&p, 508, NULL, scratch, sizeof(scratch), count_only, &emitted);
+	CHECK(r == 128 && emitted == 128, "508-byte slices: 128, the most there may be: %d", r);
+}
+
+/* One slice (the segment fits): sent as it is, a new TSval with an incremental checksum update. */
+static void one_slice(void)
+{
+	struct tpkt t = { .family = 6, .from_fh = true, .seq = 7, .ack = 1, .flags = TCPF_ACK | TCPF_PSH, .len = 1000,
+			  .ts = true, .tsval = 5 };
+	uint8_t in[2048], scratch[2048];
+	struct collected c = { .csum_ok = true };
+	uint32_t fresh = 0xabcdef01u, n = tc_build(&t, in, sizeof(in));
+	struct pkt p;
+	int r;
+
+	pkt_parse(in, n, &p);
+	r = build_slices(&p, 1448, &fresh, scratch, sizeof(scratch), collect_ts, &c);
+	CHECK(r == 1 && c.n == 1 && c.csum_ok && c.len[0] == 1000 && (c.flags[0] & TCPF_PSH), "one slice, TSval new");
+	/* a segment whose payload is corrupted keeps its error through the TSval edit */
+	in[n - 1] ^= 0x01;
+	c = (struct collected){ .csum_ok = true };
+	r = build_slices(&p, 1448, &fresh, scratch, sizeof(scratch), collect, &c);
+	CHECK(r == 1 && !c.csum_ok, "a wrong checksum stays wrong through the edit");
+}
+
 int main(void)
 {
 	acks();
 	strip_sack();
 	slices();
+	slice_payload();
+	slice_cap();
+	one_slice();
 	return tc_report("test_build");
 }

@@ -36,7 +36,9 @@ static void basics(void)
 
 static void total_bound_and_growth(void)
 {
-	struct cache_budget b = { .limit = 3000, .flow_limit = 1u << 30 };
+	/* the total bound counts memory: two rings of 16 descriptors and three 1000-byte copies */
+	struct cache_budget b = { .limit = 2 * cache_alloc_size(16 * sizeof(struct seg)) + 3 * cache_alloc_size(1000),
+				  .flow_limit = 1u << 30 };
 	struct segq q1 = { 0 }, q2 = { 0 }, big = { 0 };
 	uint8_t pkt[1000] = { 0 };
 	struct seg *g;
@@ -46,8 +48,10 @@ static void total_bound_and_growth(void)
 	CHECK(segq_insert(&q2, &b, 0, 1000, pkt, 1000, &g) == CACHE_INSERTED, "q2");
 	CHECK(segq_insert(&q2, &b, 1000, 2000, pkt, 1000, &g) == CACHE_INSERTED, "q2 again");
 	CHECK(segq_insert(&q1, &b, 1000, 2000, pkt, 1000, &g) == CACHE_FULL, "the total bound is shared");
+	CHECK(b.refused_total == 1 && b.refused_flow_bytes == 0, "counted as the total's refusal");
 	segq_clear(&q1, &b);
 	segq_clear(&q2, &b);
+	CHECK(b.mem == 0 && b.bytes == 0, "everything given back: %llu", (unsigned long long)b.mem);
 	b.limit = 1u << 30;
 	for (i = 0; i < 1000; i++)
 		segq_insert(&big, &b, i * 10, i * 10 + 10, pkt, 10, &g);
@@ -59,9 +63,44 @@ static void total_bound_and_growth(void)
 	segq_clear(&big, &b);
 }
 
+/*
+ * A flood of tiny segments: each costs far more memory than its bytes, and
+ * the flow's segment bound stops it before its byte bound would.
+ */
+static void tiny_segments(void)
+{
+	struct cache_budget b = { .limit = 1u << 20, .flow_limit = 256 * 1024, .seg_limit = 100 };
+	struct segq q = { 0 };
+	uint8_t pkt[41] = { 0 };	/* IPv4 + TCP + 1 byte */
+	struct seg *g;
+	uint32_t i, inserted = 0;
+
+	for (i = 0; i < 1000; i++)
+		inserted += segq_insert(&q, &b, i, i + 1, pkt, sizeof(pkt), &g) == CACHE_INSERTED;
+	CHECK(inserted == 100 && q.count == 100, "the segment bound holds: %u cached", inserted);
+	CHECK(b.refused_flow_segments == 900 && b.refused_flow_bytes == 0 && b.refused_total == 0,
+	      "900 refusals, each counted by its reason: %llu", (unsigned long long)b.refused_flow_segments);
+	CHECK(b.mem == 100 * cache_alloc_size(41) + cache_alloc_size(128 * sizeof(struct seg)),
+	      "memory charged as allocated, the ring included: %llu", (unsigned long long)b.mem);
+	CHECK(b.bytes == 4100 && q.bytes == 4100, "packet bytes apart from memory");
+	CHECK(segq_ack(&q, &b, 100) == 100 && q.cap == 0 && q.ring == NULL && b.mem == 0,
+	      "an emptied queue gives its ring back");
+	/* the total bound on memory, reached by overhead long before the bytes would reach it */
+	b.limit = 64 * 1024;
+	b.seg_limit = 0;
+	for (i = 0, inserted = 0; i < 5000; i++)
+		inserted += segq_insert(&q, &b, i, i + 1, pkt, sizeof(pkt), &g) == CACHE_INSERTED;
+	CHECK(b.mem <= b.limit && b.refused_total > 0, "memory within the total bound: %llu <= %llu",
+	      (unsigned long long)b.mem, (unsigned long long)b.limit);
+	CHECK(inserted < 64 * 1024 / 41 / 2, "tiny segments are charged their overhead: %u fit", inserted);
+	segq_clear(&q, &b);
+	CHECK(b.mem == 0 && b.packets == 0, "clear gives everything back");
+}
+
 int main(void)
 {
 	basics();
 	total_bound_and_growth();
+	tiny_segments();
 	return tc_report("test_cache");
 }

@@ -33,6 +33,8 @@ static void good_values(void)
 	CHECK(config_check(&c, err, sizeof(err)) == 0, "consistent: %s", err);
 }
 
+#define LZ "a leading zero (octal to C, decimal to people): write it in decimal, or in hex with 0x"
+
 struct bad {
 	const char *key, *value, *want;
 };
@@ -41,7 +43,7 @@ static const struct bad bads[] = {
 	{ "rto_min", "30", "where: rto_min = 30: expected a duration with a unit (us, ms, s)" },
 	{ "rto_min", "0.5ms", "where: rto_min = 0.5ms: must lie between 1ms and 60000ms" },
 	{ "copies", "4", "where: copies = 4: expected 0, 1, 2, 3 or auto" },
-	{ "filter", "snooop", "where: filter = snooop: not one of the choices (see pepd --help)" },
+	{ "filter", "snooop", "where: filter = snooop: expected one of passthrough, snoop, snoop+ or pc" },
 	{ "rtx_thresh", "0", "where: rtx_thresh = 0: must lie between 1 and 16" },
 	{ "rtx_thresh", "two", "where: rtx_thresh = two: expected a whole number" },
 	{ "use_sack", "maybe", "where: use_sack = maybe: expected true or false" },
@@ -51,6 +53,20 @@ static const struct bad bads[] = {
 	{ "wireless", "wlan0;rm", "where: wireless = wlan0;rm: not an interface name" },
 	{ "no_such_key", "1", "where: no_such_key = 1: unknown key (pepd --help lists them)" },
 	{ "dupack_thresh", "2", "where: dupack_thresh = 2: must lie between 3 and 64" },
+	/* numbers are decimal (or 0x hex), never octal: a leading zero is refused, naming the value */
+	{ "queue", "010", "where: queue = 010: " LZ },
+	{ "mark", "0100", "where: mark = 0100: " LZ },
+	{ "queue", "08", "where: queue = 08: " LZ },
+	{ "flow_cache_bytes", "064KiB", "where: flow_cache_bytes = 064KiB: " LZ },
+	{ "rto_min", "010ms", "where: rto_min = 010ms: " LZ },
+	{ "adaptive_target", "00.5", "where: adaptive_target = 00.5: " LZ },
+	{ "copies", "02", "where: copies = 02: " LZ },
+	{ "queue", "0x", "where: queue = 0x: expected a whole number" },
+	{ "rto_min", "0x10ms", "where: rto_min = 0x10ms: expected a duration with a unit (us, ms, s)" },
+	{ "rto_min", "-5ms", "where: rto_min = -5ms: expected a duration with a unit (us, ms, s)" },
+	{ "adaptive_target", "0x0.1", "where: adaptive_target = 0x0.1: expected a fraction like 0.01 or 1%" },
+	{ "adaptive_target", " 0.5", "where: adaptive_target =  0.5: expected a fraction like 0.01 or 1%" },
+	{ "adaptive_target", "-0.5", "where: adaptive_target = -0.5: expected a fraction like 0.01 or 1%" },
 };
 
 static void bad_values(void)
@@ -66,6 +82,48 @@ static void bad_values(void)
 		      bads[i].key, bads[i].value);
 		CHECK(strcmp(err, bads[i].want) == 0, "message\n  got:  %s\n  want: %s", err, bads[i].want);
 		CHECK(!strchr(err, '\n'), "one line");
+	}
+}
+
+/* What numbers are: decimal, 0x hex for whole numbers; 0 itself, fractions and exponents of decimals. */
+static void numbers(void)
+{
+	static const struct {
+		const char *key, *value;
+		uint64_t want;
+	} cases[] = {
+		{ "queue", "10", 10 },
+		{ "queue", "0", 0 },
+		{ "mark", "0x10", 16 },
+		{ "mark", "0X1f", 31 },
+		{ "flow_cache_bytes", "0x10k", 16 * 1024 },
+		{ "rto_min", "1e1ms", 10000000 },
+		{ "rto_min", "0.5s", 500000000 },
+		{ "rto_min", ".5s", 500000000 },
+		{ "aqm_target", "0ms", 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pep_config c;
+		char err[PEP_ERR_MAX] = "";
+		uint64_t got = 0;
+
+		config_defaults(&c);
+		CHECK(config_set(&c, cases[i].key, cases[i].value, "where", err, sizeof(err)) == 0, "%s = %s: %s",
+		      cases[i].key, cases[i].value, err);
+		if (strcmp(cases[i].key, "queue") == 0)
+			got = c.queue;
+		else if (strcmp(cases[i].key, "mark") == 0)
+			got = c.mark;
+		else if (strcmp(cases[i].key, "flow_cache_bytes") == 0)
+			got = c.flow_cache_bytes;
+		else if (strcmp(cases[i].key, "rto_min") == 0)
+			got = c.rto_min_ns;
+		else if (strcmp(cases[i].key, "aqm_target") == 0)
+			got = c.aqm_target_ns;
+		CHECK(got == cases[i].want, "%s = %s: %llu, want %llu", cases[i].key, cases[i].value,
+		      (unsigned long long)got, (unsigned long long)cases[i].want);
 	}
 }
 
@@ -115,6 +173,7 @@ int main(void)
 {
 	good_values();
 	bad_values();
+	numbers();
 	file_errors();
 	round_trip();
 	return tc_report("test_config");

@@ -59,28 +59,47 @@ static void bound_and_expiry(void)
 static void timers(void)
 {
 	struct flow_table t;
-	struct flow *f[6], *e;
-	static const uint64_t at[6] = { 50, 10, 40, 30, 20, 60 };
+	struct flow *f[7], *e;
+	/* what each flow's timer is set to below: 50 is cancelled, 60 moved to 5, 100 not due by 45 */
+	static const uint64_t at[7] = { 50, 10, 40, 30, 20, 60, 100 };
+	uint64_t deadline[7], last = 0;
+	bool popped[7] = { false };
 	struct flow_key k;
-	uint64_t last = 0;
 	int i, n = 0;
 
 	flow_table_init(&t, 8, 1, 1 << 20, 1 << 16);
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < 7; i++) {
 		k = key((uint16_t)(1000 + i));
 		f[i] = flow_create(&t, &k, 0);
 		flow_timer_set(&t, f[i], at[i]);
+		deadline[i] = at[i];
 	}
 	flow_timer_set(&t, f[5], 5);	/* moved earlier */
+	deadline[5] = 5;
 	flow_timer_cancel(&t, f[0]);	/* 50 gone */
+	deadline[0] = 0;
 	CHECK(flow_timer_next(&t) == 5, "earliest first: %llu", (unsigned long long)flow_timer_next(&t));
 	while ((e = flow_timer_expired(&t, 45))) {
+		for (i = 0; i < 7 && f[i] != e; i++)
+			;
+		CHECK(i < 7 && !popped[i], "a flow with a timer, once");
+		if (i == 7)
+			break;
+		popped[i] = true;
 		CHECK(e->deadline == 0 && e->heap_idx == FLOW_NO_HEAP, "popped timers are cleared");
-		CHECK(e->deadline <= 45, "only due ones");
+		/* the deadline it had, not the one it has now (0 after the pop) */
+		CHECK(deadline[i] && deadline[i] <= 45, "only due ones: flow %d was set to %llu", i,
+		      (unsigned long long)deadline[i]);
+		CHECK(deadline[i] >= last, "in deadline order: %llu after %llu", (unsigned long long)deadline[i],
+		      (unsigned long long)last);
+		last = deadline[i];
 		n++;
 	}
 	CHECK(n == 5, "five due by 45: %d", n);
-	CHECK(flow_timer_next(&t) == 0, "none left");
+	CHECK(!popped[0] && !popped[6], "the cancelled one and the one not due stay");
+	CHECK(flow_timer_next(&t) == 100, "the one not due is left: %llu", (unsigned long long)flow_timer_next(&t));
+	flow_timer_cancel(&t, f[6]);
+	last = 0;
 	/* many resets in arbitrary order, then every pop must come out in deadline order */
 	for (n = 0; n < 60; n++)
 		flow_timer_set(&t, f[n % 6], (uint64_t)(n * 37 % 97) + 1);

@@ -29,12 +29,13 @@ from typing import Any
 
 import pytest
 
-from airtcp import iperf, kmod
+from airtcp import kmod
 from airtcp.plugins.arq import ARQD, Arq
 from airtcp.proc import poll_until
 from airtcp.profile import Profile, parse_profile
 from airtcp.topology import Topology
 
+from .conftest import transfer
 from .probes import wait_for_udp_listener
 from .test_pepd import goodput_mbps, sender_retransmits
 
@@ -193,20 +194,61 @@ def test_no_corrupt_or_duplicate_packet_whatever_netem_does_to_frames(options: d
         assert fragmented >= 0.8 * COUNT and stats["wh"]["receiver"]["reassembled"] >= 0.97 * fragmented, stats
 
 
-def windowed_transfer(topo: Topology, seconds: float, window: int) -> dict[str, Any]:
-    """iperf3 S -> WH with the socket buffers (and so the window) capped at window bytes."""
-    server = topo.host("wh").spawn(["iperf3", "-s", "-1", "-J"], name="iperf3 server")
-    try:
-        poll_until("the iperf3 server", lambda: True if topo.host("wh").run(["ss", "-Hltn", "sport = :5201"]) else None,
-                   deadline_s=20)  # fmt: skip
-        settings = iperf.TransferSettings(seconds, "cubic", window=window)
-        out = topo.host("s").run(iperf.client_argv(topo.address("wh"), settings), timeout=seconds + 60)
-        server.wait(timeout=20)
-    finally:
-        server.stop()
-    data = json.loads(out)
-    assert "error" not in data, data.get("error")
-    return data  # type: ignore[no-any-return]
+# A TCP transfer of SIZE bytes from a seeded generator, hashed at both ends: "send HOST SIZE" / "recv".
+STREAM = r"""
+import hashlib, json, random, socket, sys
+if sys.argv[1] == "send":
+    host, size = sys.argv[2], int(sys.argv[3])
+    rng, h, sent = random.Random(15), hashlib.sha256(), 0
+    with socket.create_connection((host, 6200), timeout=60) as c:
+        while sent < size:
+            chunk = rng.randbytes(min(65536, size - sent))
+            c.sendall(chunk)
+            h.update(chunk)
+            sent += len(chunk)
+    print(json.dumps({"bytes": sent, "sha256": h.hexdigest()}))
+else:
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", 6200)); s.listen(1); s.settimeout(60)
+    c, _ = s.accept(); c.settimeout(60)
+    h, got = hashlib.sha256(), 0
+    while chunk := c.recv(65536):
+        h.update(chunk)
+        got += len(chunk)
+    print(json.dumps({"bytes": got, "sha256": h.hexdigest()}))
+"""
+STREAM_BYTES = 4 << 20
+
+
+def test_hash_checked_transfer_over_arq_whatever_netem_does_to_frames() -> None:
+    """arqd's own integrity: 4 MiB over TCP through both arqds under loss, duplication, corruption and
+    reordering of every link frame both ways; the receiving program's SHA-256 is the sender's."""
+    arq = Arq("link", {"feedback": "ack", "delivery": "immediate"}, "test")
+    with Topology(path()) as topo:
+        harsh_netem(topo)
+        arq.start(topo)
+        try:
+            receiver = topo.host("wh").spawn([sys.executable, "-c", STREAM, "recv"], name="stream receiver")
+            poll_until(
+                "the stream receiver",
+                lambda: True if topo.host("wh").run(["ss", "-Hltn", "sport = :6200"]).strip() else None,
+                deadline_s=20,
+            )
+            argv = [sys.executable, "-c", STREAM, "send", topo.address("wh"), str(STREAM_BYTES)]
+            sent = json.loads(topo.host("s").run(argv, timeout=240))
+            assert receiver.wait(timeout=60) == 0, receiver.stderr
+            got = json.loads(receiver.stdout.strip().splitlines()[-1])
+            stats: dict[str, Any] = arq.stats()
+        finally:
+            arq.stop()
+    print(f"sent {sent}, received {got}; arqd at the BS: {stats['bs']['sender']}, at the WH: {stats['wh']['link']}")
+    assert got == sent and sent["bytes"] == STREAM_BYTES, (sent, got)
+    for role in ("bs", "wh"):
+        s = stats[role]
+        assert s["link"]["rejected_by_reason"]["crc"] > 0, (role, s["link"])  # netem did corrupt frames ...
+        assert s["receiver"]["duplicates"] > 0, (role, s["receiver"])  # ... and duplicate them
+    assert stats["bs"]["sender"]["retransmitted"] > 0, stats["bs"]["sender"]
 
 
 def test_sender_retransmits_far_less_with_arq_over_a_lossy_hop() -> None:
@@ -221,10 +263,10 @@ def test_sender_retransmits_far_less_with_arq_over_a_lossy_hop() -> None:
     arq = Arq("link", {"feedback": "ack", "delivery": "resequence"}, "test")
     window = 16 * 1024  # under the path's bandwidth-delay product at 2 Mbit/s: no congestion loss
     with Topology(path(loss="10%", rate="2mbit", delay="20ms")) as topo:
-        stock = windowed_transfer(topo, 10, window)
+        stock = transfer(topo, 10, window=window)
         arq.start(topo)
         try:
-            repaired = windowed_transfer(topo, 10, window)
+            repaired = transfer(topo, 10, window=window)
             stats: dict[str, Any] = arq.stats()
         finally:
             arq.stop()
@@ -251,19 +293,38 @@ def test_failures_leave_nothing_behind(tmp_path: Path) -> None:
     """A bad start undoes itself; a SIGKILLed arqd leaves at most a rule, which the next start replaces."""
     with Topology(path()) as topo:
         bs = topo.host("bs")
-        done = subprocess.run(bs.argv([str(ARQD), "--link", "no-such-if"]), capture_output=True, text=True)
+        peer = ["--peer-mac", "02:00:0a:0a:02:02"]
+        done = subprocess.run(bs.argv([str(ARQD), "--link", "no-such-if", *peer]), capture_output=True, text=True)
         assert done.returncode == 1 and done.stderr == "arqd: link = no-such-if: no such interface\n"
         # the kernel refuses the route (host bits set) after the TUN device exists: undone in reverse order
         done = subprocess.run(
             bs.argv(
-                [str(ARQD), "--link", "to-wh", "--routes", "10.10.2.2/24", "--control-socket", str(tmp_path / "x")]
+                [
+                    str(ARQD),
+                    "--link",
+                    "to-wh",
+                    *peer,
+                    "--routes",
+                    "10.10.2.2/24",
+                    "--control-socket",
+                    str(tmp_path / "x"),
+                ]
             ),
             capture_output=True,
             text=True,
         )
         assert done.returncode == 1 and "routes = 10.10.2.2/24" in done.stderr, done.stderr
         assert leftovers(topo) == []
-        argv = [str(ARQD), "--link", "to-wh", "--routes", "10.10.2.2/32", "--control-socket", str(tmp_path / "a")]
+        argv = [
+            str(ARQD),
+            "--link",
+            "to-wh",
+            *peer,
+            "--routes",
+            "10.10.2.2/32",
+            "--control-socket",
+            str(tmp_path / "a"),
+        ]
         first = bs.spawn(argv, name="arqd")
         poll_until("arqd's rule", lambda: True if "lookup 2781" in bs.run(["ip", "rule"]) else None, deadline_s=30)
         os.kill(first.popen.pid, signal.SIGKILL)  # `ip netns exec` became arqd: no time to clean up

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
+import struct
 import sys
 import time
 from collections.abc import Iterator
@@ -22,13 +24,14 @@ from typing import Any
 
 import pytest
 
-from airtcp import iperf
-from airtcp.plugins.pepd import PEPD, query
+from airtcp.daemons import query
+from airtcp.plugins.pepd import PEPD
 from airtcp.proc import Background, poll_until
 from airtcp.profile import Profile, parse_profile
 from airtcp.topology import Topology
 
-from .conftest import airtcp, write_short_lossy_profile
+from .conftest import airtcp, listening, transfer, write_short_lossy_profile
+from .tcpdrill import in_netns
 
 RENO_CLASSIC = {
     "net.ipv4.tcp_sack": 0,
@@ -95,25 +98,6 @@ def pepd_running(topo: Topology, tmp_path: Path, *flags: str) -> Iterator[Pepd]:
         yield daemon
     finally:
         daemon.proc.stop()
-
-
-def listening(topo: Topology) -> bool | None:
-    return True if topo.host("wh").run(["ss", "-Hltn", "sport = :5201"]).strip() else None
-
-
-def transfer(topo: Topology, seconds: float, family: str = "4", cc: str = "cubic") -> dict[str, Any]:
-    """One iperf3 transfer S -> WH; returns the client's JSON."""
-    server = topo.host("wh").spawn(["iperf3", "-s", "-1", "-J"], name="iperf3 server")
-    try:
-        poll_until("the iperf3 server", lambda: listening(topo), deadline_s=20)
-        settings = iperf.TransferSettings(seconds, cc)
-        out = topo.host("s").run(iperf.client_argv(topo.address("wh", family), settings), timeout=seconds + 60)
-        server.wait(timeout=20)
-    finally:
-        server.stop()
-    data = json.loads(out)
-    assert "error" not in data, data.get("error")
-    return data  # type: ignore[no-any-return]
 
 
 def sender_retransmits(data: dict[str, Any], since_s: float = 0.0) -> int:
@@ -235,34 +219,64 @@ def ip(payload):
     # the kernel fills in the checksum and total length (IP_HDRINCL)
     return struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(payload), 0, 0x4000, 64, 6, 0,
                        socket.inet_aton('10.10.1.1'), socket.inet_aton(dst)) + payload
-bad = [
-    # data offset 15 words in a 20-byte TCP header
-    struct.pack('!HHIIBBHHH', 5555, 5201, 1, 0, 15 << 4, 0x10, 512, 0, 0),
-    # an option whose length runs past the header
-    struct.pack('!HHIIBBHHH', 5555, 5201, 1, 0, 6 << 4, 0x10, 512, 0, 0) + bytes([8, 40, 0, 0]),
-    # a SACK option of 17 bytes
-    struct.pack('!HHIIBBHHH', 5555, 5201, 1, 0, 10 << 4, 0x10, 512, 0, 0) + bytes([5, 17]) + bytes(18),
-    # a TCP header cut at 12 bytes
-    struct.pack('!HHII', 5555, 5201, 1, 0)[:12],
-]
 for i in range(10):
-    for payload in bad:
+    for payload in BAD:
         s.sendto(ip(payload), (dst, 0))
 """
+# The transport bytes of each malformed packet, by the reason pepd counts.
+BAD_TCP = {
+    # data offset 15 words in a 20-byte TCP header
+    "tcp_data_offset": struct.pack("!HHIIBBHHH", 5555, 5201, 1, 0, 15 << 4, 0x10, 512, 0, 0),
+    # an option whose length runs past the header
+    "tcp_option": struct.pack("!HHIIBBHHH", 5555, 5201, 1, 0, 6 << 4, 0x10, 512, 0, 0) + bytes([8, 40, 0, 0]),
+    # a SACK option of 17 bytes
+    "tcp_option_sack": struct.pack("!HHIIBBHHH", 5555, 5201, 1, 0, 10 << 4, 0x10, 512, 0, 0)
+    + bytes([5, 17, *[0] * 18]),
+    # a TCP header cut at 12 bytes
+    "tcp_truncated": struct.pack("!HHII", 5555, 5201, 1, 0)[:12],
+}
+
+
+@contextmanager
+def capture_tcp_payloads(topo: Topology, role: str, dev: str) -> Iterator[list[bytes]]:
+    """While the block runs, the IP payloads of the TCP packets from 10.10.1.1 that reach role's dev."""
+    with in_netns(topo.host(role).name):
+        sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0800))
+        sock.bind((dev, 0x0800))
+    got: list[bytes] = []
+    try:
+        yield got
+        sock.settimeout(1.0)
+        while True:
+            try:
+                packet = sock.recv(65536)
+            except TimeoutError:
+                break
+            ihl = (packet[0] & 15) * 4
+            if packet[9] == 6 and packet[12:16] == socket.inet_aton("10.10.1.1"):
+                got.append(packet[ihl : struct.unpack("!H", packet[2:4])[0]])
+    finally:
+        sock.close()
 
 
 def test_malformed_packets_are_counted_and_passed(tmp_path: Path) -> None:
+    """pepd accepts a packet it cannot parse unchanged: every one reaches the wireless host, byte for byte."""
     with Topology(profile("0%")) as topo, pepd_running(topo, tmp_path) as daemon:
-        topo.host("s").run([sys.executable, "-c", MALFORMED, topo.address("wh")])
+        program = MALFORMED.replace("BAD", repr(list(BAD_TCP.values())))
+        with capture_tcp_payloads(topo, "wh", topo.link("wireless").right.dev) as arrived:
+            topo.host("s").run([sys.executable, "-c", program, topo.address("wh")])
 
-        def counted() -> dict[str, Any] | None:
-            totals = daemon.totals()
-            return totals if totals["malformed"] >= 40 else None
+            def counted() -> dict[str, Any] | None:
+                totals = daemon.totals()
+                return totals if totals["malformed"] >= 40 else None
 
-        totals = poll_until("pepd to count them", counted, deadline_s=20, interval_s=0.2)
+            totals = poll_until("pepd to count them", counted, deadline_s=20, interval_s=0.2)
         assert daemon.proc.running(), "a malformed packet must never stop pepd"
         reasons = totals["malformed_by_reason"]
         assert reasons["tcp_data_offset"] >= 10 and reasons["tcp_option"] >= 20 and reasons["tcp_truncated"] >= 10
+        # passed on, unchanged: ten of each at the wireless host
+        for name, payload in BAD_TCP.items():
+            assert arrived.count(payload) == 10, (name, len(arrived), [p.hex() for p in arrived[:8]])
         # and the daemon still does its job afterwards
         data = transfer(topo, 3)
         assert goodput_mbps(data) > 1.0
@@ -308,7 +322,7 @@ def test_airtcp_run_records_pepd_stats(tmp_path: Path) -> None:
     prof = write_short_lossy_profile(tmp_path, "2%")
     out = tmp_path / "r.json"
     done = airtcp(
-        "run", "--profile", str(prof), "--scheme", "snoop+2", "--sender", "cubic", "--duration", "4s",
+        "run", "--profile", str(prof), "--scheme", "snoop+2", "--sender", "cubic", "--runs", "1", "--duration", "4s",
         "--out", str(out), "--backend", "native", "--no-plot",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -327,7 +341,8 @@ def test_airtcp_run_records_pepd_stats(tmp_path: Path) -> None:
 def test_iptables_backends_install_and_remove_their_rules(tmp_path: Path, backend: str, save: str) -> None:
     with Topology(profile("0%")) as topo:
         with pepd_running(topo, tmp_path, "--rules", backend, "--filter", "passthrough") as daemon:
-            rules = topo.host("bs").run([save, "-t", "mangle"])
+            # the security table: after the filter table has decided
+            rules = topo.host("bs").run([save, "-t", "security"])
             assert "-A FORWARD -j PEPD-Q0" in rules
             assert rules.count("--queue-bypass") == 2, rules
             transfer(topo, 2)
@@ -337,7 +352,7 @@ def test_iptables_backends_install_and_remove_their_rules(tmp_path: Path, backen
             assert totals["data_packets"] > 50
             # the rules' own counters: everything they queued reached pepd
             assert totals["rule_packets"] >= totals["packets"] > 0
-        assert "PEPD-Q0" not in topo.host("bs").run([save, "-t", "mangle"])
+        assert "PEPD-Q0" not in topo.host("bs").run([save, "-t", "security"])
 
 
 def test_gso_super_packets_are_cut_to_the_mss(tmp_path: Path) -> None:

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink_queue.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <libmnl/libmnl.h>
+#include <libnetfilter_queue/libnetfilter_queue.h>
+
+#include "nfq.h"
+
+#define BATCH_LIMIT (64 * 1024)
+#define NL_CONFIG_BUF 8192	/* config messages are small */
+#define RX_BUF_SIZE (0xffff + MNL_SOCKET_BUFFER_SIZE)
+#define TX_BUF_SIZE (BATCH_LIMIT + 0xffff + MNL_SOCKET_BUFFER_SIZE)	/* a full batch and one more verdict */
+
+/* ---------------------------------------------------------------- set-up */
+
+void nfqueue_init(struct nfqueue *q)
+{
+	memset(q, 0, sizeof(*q));
+}
+
+static int nl_send(struct nfqueue *q, struct nlmsghdr *nlh)
+{
+	return mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0 ? -1 : 0;
+}
+
+static int configure(struct nfqueue *q, const struct nfqueue_params *p, char *err, size_t errlen)
+{
+	char buf[NL_CONFIG_BUF];
+	struct nlmsghdr *nlh;
+	uint32_t flags = 0, mask = NFQA_CFG_F_FAIL_OPEN | NFQA_CFG_F_GSO;
+	int one = 1, size = (int)p->socket_buffer;
+
+	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, p->queue);
+	nfq_nlmsg_cfg_put_cmd(nlh, AF_INET, NFQNL_CFG_CMD_BIND);
+	if (nl_send(q, nlh) < 0) {
+		snprintf(err, errlen, "binding NFQUEUE %u: %s%s", p->queue, strerror(errno),
+			 errno == EBUSY ? " (another program holds this queue)" : "");
+		return -1;
+	}
+	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, p->queue);
+	nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, 0xffff);
+	nfq_nlmsg_cfg_put_qmaxlen(nlh, p->maxlen);
+	if (p->fail_open)
+		flags |= NFQA_CFG_F_FAIL_OPEN;
+	if (p->gso)
+		flags |= NFQA_CFG_F_GSO;
+	mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(flags));
+	mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(mask));
+	if (nl_send(q, nlh) < 0) {
+		snprintf(err, errlen, "configuring NFQUEUE %u: %s", p->queue, strerror(errno));
+		return -1;
+	}
+	/* A full socket must not stall us: with fail-open the kernel accepts instead. */
+	mnl_socket_setsockopt(q->nl, NETLINK_NO_ENOBUFS, &one, sizeof(one));
+	if (setsockopt(mnl_socket_get_fd(q->nl), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+		setsockopt(mnl_socket_get_fd(q->nl), SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	return 0;
+}
+
+int nfqueue_open(struct nfqueue *q, const struct nfqueue_params *p, char *err, size_t errlen)
+{
+	int fl;
+
+	q->queue = p->queue;
+	q->rxlen = RX_BUF_SIZE;
+	q->rxbuf = malloc(q->rxlen);
+	q->txbuf = malloc(TX_BUF_SIZE);
+	if (!q->rxbuf || !q->txbuf) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	q->batch = mnl_nlmsg_batch_start(q->txbuf, BATCH_LIMIT);
+	q->nl = mnl_socket_open(NETLINK_NETFILTER);
+	if (!q->nl || mnl_socket_bind(q->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		snprintf(err, errlen, "netlink socket: %s (needs CAP_NET_ADMIN)", strerror(errno));
+		return -1;
+	}
+	q->portid = mnl_socket_get_portid(q->nl);
+	if (configure(q, p, err, errlen) < 0)
+		return -1;
+	fl = fcntl(mnl_socket_get_fd(q->nl), F_GETFL);
+	fcntl(mnl_socket_get_fd(q->nl), F_SETFL, fl | O_NONBLOCK);
+	return 0;
+}
+
+size_t nfqueue_memory(void)
+{
+	return RX_BUF_SIZE + TX_BUF_SIZE;
+}
+
+int nfqueue_fd(const struct nfqueue *q)
+{
+	return mnl_socket_get_fd(q->nl);
+}
+
+void nfqueue_close(struct nfqueue *q)
+{
+	if (q->nl) {
+		char buf[NL_CONFIG_BUF];
+		struct nlmsghdr *nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, q->queue);
+
+		nfq_nlmsg_cfg_put_cmd(nlh, AF_INET, NFQNL_CFG_CMD_UNBIND);
+		nl_send(q, nlh);
+		mnl_socket_close(q->nl);
+		q->nl = NULL;
+	}
+	if (q->batch)
+		mnl_nlmsg_batch_stop(q->batch);
+	q->batch = NULL;
+	free(q->rxbuf);
+	free(q->txbuf);
+	q->rxbuf = q->txbuf = NULL;
+}
+
+/* ---------------------------------------------------------------- verdicts */
+
+void nfqueue_flush(struct nfqueue *q)
+{
+	size_t size = mnl_nlmsg_batch_size(q->batch);
+
+	if (size && mnl_socket_sendto(q->nl, mnl_nlmsg_batch_head(q->batch), size) < 0)
+		q->netlink_errors++;
+	/* also moves a message that overflowed the batch to the front of the next one */
+	mnl_nlmsg_batch_reset(q->batch);
+}
+
+void nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, const uint8_t *payload, uint32_t len)
+{
+	struct nlmsghdr *nlh = nfq_nlmsg_put(mnl_nlmsg_batch_current(q->batch), NFQNL_MSG_VERDICT, q->queue);
+
+	nfq_nlmsg_verdict_put(nlh, (int)id, v == NFQUEUE_ACCEPT ? NF_ACCEPT : NF_DROP);
+	if (payload)
+		nfq_nlmsg_verdict_put_pkt(nlh, payload, len);
+	/* false: the batch is over its limit; this message moves to the next one */
+	if (!mnl_nlmsg_batch_next(q->batch))
+		nfqueue_flush(q);
+}
+
+/* ---------------------------------------------------------------- the receive loop */
+
+struct receive_ctx {
+	struct nfqueue *q;
+	nfqueue_packet_fn fn;
+	void *ctx;
+};
+
+static uint32_t attr_u32(struct nlattr *const attr[], int type)
+{
+	return attr[type] ? ntohl(mnl_attr_get_u32(attr[type])) : 0;
+}
+
+static int packet_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct receive_ctx *rc = data;
+	struct nfqueue *q = rc->q;
+	struct nlattr *attr[NFQA_MAX + 1] = { NULL };
+	const struct nfgenmsg *gen = mnl_nlmsg_get_payload(nlh);
+	struct nfqnl_msg_packet_hdr *ph;
+	struct nfqueue_packet pkt = { 0 };
+	uint32_t info;
+
+	if (nfq_nlmsg_parse(nlh, attr) < 0 || !attr[NFQA_PACKET_HDR]) {
+		q->netlink_errors++;
+		return MNL_CB_OK;
+	}
+	ph = mnl_attr_get_payload(attr[NFQA_PACKET_HDR]);
+	pkt.id = ntohl(ph->packet_id);
+	/* ids count every packet the queue saw: one skipped was accepted without us */
+	if (q->have_id && pkt.id > q->last_id + 1)
+		q->id_gaps += pkt.id - q->last_id - 1;
+	q->have_id = true;
+	q->last_id = pkt.id;
+	pkt.cap_len = attr_u32(attr, NFQA_CAP_LEN);
+	pkt.hook = ph->hook;
+	pkt.family = gen->nfgen_family;
+	pkt.indev = attr_u32(attr, NFQA_IFINDEX_INDEV);
+	pkt.outdev = attr_u32(attr, NFQA_IFINDEX_OUTDEV);
+	pkt.physindev = attr_u32(attr, NFQA_IFINDEX_PHYSINDEV);
+	pkt.physoutdev = attr_u32(attr, NFQA_IFINDEX_PHYSOUTDEV);
+	info = attr_u32(attr, NFQA_SKB_INFO);
+	pkt.gso = info & NFQA_SKB_GSO;
+	pkt.csum_not_ready = info & NFQA_SKB_CSUMNOTREADY;
+	pkt.csum_not_verified = info & NFQA_SKB_CSUM_NOTVERIFIED;
+	if (attr[NFQA_PAYLOAD]) {
+		pkt.data = mnl_attr_get_payload(attr[NFQA_PAYLOAD]);
+		pkt.len = mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]);
+	}
+	rc->fn(rc->ctx, &pkt);
+	return MNL_CB_OK;
+}
+
+bool nfqueue_datagram_valid(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		struct nlmsghdr h;
+		size_t step;
+
+		if (len < sizeof(h))
+			return false;
+		memcpy(&h, p, sizeof(h));
+		if (h.nlmsg_len < sizeof(h) || h.nlmsg_len > len)
+			return false;
+		step = NLMSG_ALIGN(h.nlmsg_len);
+		if (step >= len)
+			return true;	/* the last one (its padding may be cut) */
+		p += step;
+		len -= step;
+	}
+	return true;
+}
+
+void nfqueue_receive(struct nfqueue *q, unsigned int max_messages, nfqueue_packet_fn fn, void *ctx)
+{
+	struct receive_ctx rc = { .q = q, .fn = fn, .ctx = ctx };
+	unsigned int i;
+	ssize_t n;
+
+	for (i = 0; i < max_messages; i++) {
+		n = mnl_socket_recvfrom(q->nl, q->rxbuf, q->rxlen);
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				q->netlink_errors++;
+			break;
+		}
+		if (!nfqueue_datagram_valid(q->rxbuf, (size_t)n)) {
+			q->netlink_errors++;	/* refused whole: nothing in it is trusted */
+			continue;
+		}
+		if (mnl_cb_run(q->rxbuf, (size_t)n, 0, q->portid, packet_cb, &rc) < 0)
+			q->netlink_errors++;
+	}
+	nfqueue_flush(q);
+}

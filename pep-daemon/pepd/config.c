@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* pepd's keys; the parser, flags, defaults and help are cfgparse.c's. */
+#include <stddef.h>
+
+#include "config.h"
+
+static const char *const filter_names[] = { "passthrough", "snoop", "snoop+", "pc", NULL };
+static const char *const rules_names[] = { "auto", "nft", "iptables-nft", "iptables-legacy", "none", NULL };
+static const char *const forward_names[] = { "inject", "accept", NULL };
+
+#define F(field) CFG_FIELD(struct pep_config, field)
+#define MS 1000000ULL
+#define S_ 1000000000ULL
+
+static const struct cfg_key keys[] = {
+	{ .name = "filter", .type = CFG_ENUM, F(filter), .names = filter_names, .def = "snoop",
+	  .section = "the daemon",
+	  .help = "what runs on every TCP flow through the wireless interface(s): passthrough (track and count "
+		  "only), snoop (local retransmission from a cache, dupacks kept from the sender), snoop+ (snoop "
+		  "sending 1 + copies copies per local retransmission) or pc (the Packet Controller: dupack "
+		  "threshold raised, acknowledged retransmissions dropped)" },
+	{ .name = "wireless", .type = CFG_IFACES, F(wireless), .min = 0, .max = PEP_MAX_IFACES, .def = "",
+	  .required = true, .example = "wlan0",
+	  .help = "the wireless interface(s) of this base station, comma-separated: data leaving on them is the "
+		  "downlink pepd caches, packets arriving on them the receivers' ACKs" },
+	{ .name = "queue", .type = CFG_UINT, F(queue), .min = 0, .max = 65535, .def = "0",
+	  .help = "NFQUEUE number; one pepd per queue" },
+	{ .name = "rules", .type = CFG_ENUM, F(rules), .names = rules_names, .def = "auto",
+	  .help = "who installs the queue rules: auto (nft, then iptables-nft, then iptables-legacy: the first the "
+		  "kernel accepts), one of those, or none (you did: both directions of the wireless interfaces, "
+		  "one queue, bypass, skipping mark); pepd removes what it installed when it stops, and after a "
+		  "kill -9 the next start (or pepd cleanup) removes the leftovers" },
+	{ .name = "mark", .type = CFG_UINT, F(mark), .min = 1, .max = 0xffffffffULL, .def = "0x10000",
+	  .help = "fwmark bit(s) pepd sets on its own packets (SO_MARK); the queue rules skip packets carrying them" },
+	{ .name = "queue_maxlen", .type = CFG_UINT, F(queue_maxlen), .min = 16, .max = 1u << 20, .def = "4096",
+	  .unit = "packets",
+	  .help = "kernel queue length; when it is full, or the netlink socket is, packets pass without pepd "
+		  "(fail_open)" },
+	{ .name = "socket_buffer", .type = CFG_SIZE, F(socket_buffer), .min = 65536, .max = 1ULL << 30,
+	  .def = "8MiB", .help = "netlink receive buffer (SO_RCVBUFFORCE)" },
+	{ .name = "gso", .type = CFG_BOOL, F(gso), .def = "false",
+	  .help = "take GSO/GRO super-packets whole (NFQA_CFG_F_GSO) instead of having the kernel segment them "
+		  "first: faster with offloads on; local retransmissions are cut to the receiver's MSS" },
+	{ .name = "fail_open", .type = CFG_BOOL, F(fail_open), .def = "true",
+	  .help = "accept packets the kernel cannot queue to pepd (NFQA_CFG_F_FAIL_OPEN) instead of dropping them" },
+	{ .name = "control_socket", .type = CFG_STRING, F(control_socket), .def = "",
+	  .help = "where pepd stats finds the daemon; empty: /run/pepd/pepd-QUEUE.sock" },
+	{ .name = "log_flows", .type = CFG_BOOL, F(log_flows), .def = "false",
+	  .help = "log each flow's counters to stderr (the journal) when it ends" },
+	{ .name = "trace_file", .type = CFG_STRING, F(trace_file), .def = "",
+	  .help = "debugging: write one line per packet, timer and send (verdict, actions) to this file; empty: off" },
+
+	{ .name = "max_flows", .type = CFG_UINT, F(max_flows), .min = 1, .max = 1u << 22, .def = "4096",
+	  .unit = "flows", .section = "the flow table",
+	  .help = "flows tracked at once; further flows pass untracked (flows_untracked)" },
+	{ .name = "flow_cache_bytes", .type = CFG_SIZE, F(flow_cache_bytes), .min = 2048, .max = 1ULL << 30,
+	  .def = "256KiB",
+	  .help = "cache bound per flow: segments beyond it pass uncached (cache_full) and their losses are the "
+		  "sender's; size it to the egress queue plus the wireless hop's bandwidth-delay product" },
+	{ .name = "total_cache_bytes", .type = CFG_SIZE, F(total_cache_bytes), .min = 4096, .max = 1ULL << 40,
+	  .def = "64MiB",
+	  .help = "memory the caches of all flows may hold together, counted as the allocator spends it (each copy "
+		  "with its allocation overhead, each flow's descriptors)" },
+	{ .name = "flow_cache_segments", .type = CFG_UINT, F(flow_cache_segments), .min = 16, .max = 65536,
+	  .def = "1024", .unit = "segments",
+	  .help = "segments cached per flow at most: tiny segments cost memory and work per ACK far beyond their "
+		  "bytes; further ones pass uncached (cache_full)" },
+	{ .name = "idle_timeout", .type = CFG_DURATION, F(idle_timeout_ns), .min = 1 * S_, .max = 86400 * S_,
+	  .def = "60s", .help = "a flow not seen for this long is forgotten" },
+	{ .name = "adopt_midstream", .type = CFG_BOOL, F(adopt_midstream), .def = "false",
+	  .help = "also act on connections whose start pepd did not see (e.g. after a restart), from their next "
+		  "data segment; off, such connections pass untouched (not_adopted) and only flows whose "
+		  "handshake pepd saw are acted on" },
+
+	{ .name = "rtx_thresh", .type = CFG_UINT, F(rtx_thresh), .min = 1, .max = 16, .def = "2",
+	  .section = "snoop and snoop+",
+	  .help = "duplicate ACKs (without SACK) or later transmissions SACKed (with SACK) before a cached segment "
+		  "is retransmitted locally; 1 is ns-2's setting, 2 because Linux receivers send the odd "
+		  "duplicate ACK without an arrival; raise it on a hop that reorders" },
+	{ .name = "max_local_rtx", .type = CFG_UINT, F(max_local_rtx), .min = 1, .max = 32, .def = "4",
+	  .unit = "rounds", .help = "local retransmission rounds per segment before it is left to the sender" },
+	{ .name = "rto_initial", .type = CFG_DURATION, F(rto_initial_ns), .min = 1 * MS, .max = 60 * S_,
+	  .def = "200ms", .help = "local retransmission timeout before the first RTT sample" },
+	{ .name = "rto_min", .type = CFG_DURATION, F(rto_min_ns), .min = 1 * MS, .max = 60 * S_, .def = "20ms",
+	  .help = "lower bound of the local retransmission timeout" },
+	{ .name = "rto_max", .type = CFG_DURATION, F(rto_max_ns), .min = 1 * MS, .max = 60 * S_, .def = "1s",
+	  .help = "upper bound of the local retransmission timeout, backoff included" },
+	{ .name = "max_burst", .type = CFG_UINT, F(max_burst), .min = 1, .max = 32, .def = "8",
+	  .unit = "segments", .help = "segments retransmitted locally per event at most" },
+	{ .name = "use_sack", .type = CFG_BOOL, F(use_sack), .def = "true",
+	  .help = "read the receiver's SACK blocks to find every hole (when the connection negotiated SACK)" },
+	{ .name = "drop_dupacks", .type = CFG_BOOL, F(drop_dupacks), .def = "true",
+	  .help = "snoop: drop the dupacks (and hold a classic sender's partial ACKs) of holes repaired here; "
+		  "false keeps the local retransmissions but lets every ACK through, like a TCP-unaware link "
+		  "layer (the stand-in local recovery of the scheme snoop-rtx)" },
+	{ .name = "hide_sack", .type = CFG_BOOL, F(hide_sack), .def = "true",
+	  .help = "blank the SACK option of ACKs passed to the sender while every hole is cached here (a SACK "
+		  "sender would otherwise retransmit them itself), and cut it to one block above a hole that is "
+		  "the sender's" },
+	{ .name = "discount_copy_dupacks", .type = CFG_BOOL, F(discount_copy_dupacks), .def = "true",
+	  .help = "do not count the dupacks drawn by Snoop+'s extra copies; false reproduces the paper's false "
+		  "local rounds for copies >= 3" },
+	{ .name = "ack_acked_rtx", .type = CFG_BOOL, F(ack_acked_rtx), .def = "true",
+	  .help = "drop sender retransmissions of data the receiver has acknowledged and answer them with an ACK "
+		  "in its name (Snoop)" },
+	{ .name = "window_clamp", .type = CFG_BOOL, F(window_clamp), .def = "true",
+	  .help = "snoop: cap the window the sender sees at twice the path's bandwidth-delay product (the hop's "
+		  "delivery rate x the path's minimum round trip), lower while the egress queue refuses "
+		  "segments, so that hiding losses does not let the sender overrun this box's queue" },
+	{ .name = "aqm_target", .type = CFG_DURATION, F(aqm_target_ns), .min = 0, .max = 10 * S_, .def = "40ms",
+	  .help = "snoop: queueing delay on the wireless hop, beyond what window_clamp allows, above which the "
+		  "sender gets a congestion signal (one dropped segment, left to it), since hiding losses also "
+		  "hides congestion; 0ms: off" },
+	{ .name = "aqm_interval", .type = CFG_DURATION, F(aqm_interval_ns), .min = 1 * MS, .max = 10 * S_,
+	  .def = "100ms",
+	  .help = "snoop: the delay must stay above aqm_target this long before a signal, and signals are at "
+		  "least this far apart" },
+	{ .name = "forward", .type = CFG_ENUM, F(forward), .names = forward_names, .def = "inject",
+	  .help = "snoop: how cached data leaves: inject (pepd sends it, so a full egress queue is seen and that "
+		  "congestion loss left to the sender) or accept (the kernel forwards the original; drops at "
+		  "this box's own queue are then repaired locally and hidden, Snoop's classic weakness)" },
+	{ .name = "rtx_priority", .type = CFG_UINT, F(rtx_priority), .min = 0, .max = 0xffffffffULL, .def = "0",
+	  .help = "SO_PRIORITY of local retransmissions and Snoop+ copies (new data and generated ACKs keep 0): "
+		  "with a priority-aware egress they go ahead of the queue, e.g. 65552 (0x10010) for HTB class "
+		  "1:10, or 256 + the 802.1d priority for a Wi-Fi driver's access categories (262: voice); 0: "
+		  "the same queue as everything else" },
+	{ .name = "copies", .type = CFG_UINT_AUTO, F(copies), .min = 0, .max = 3, .def = "2",
+	  .help = "snoop+: extra copies per local retransmission, 0..3, or auto (chosen per flow from the "
+		  "measured loss rate and burstiness of the hop)" },
+	{ .name = "adaptive_target", .type = CFG_FRACTION, F(adaptive_target), .def = "0.001",
+	  .help = "snoop+ auto: the largest acceptable probability that every copy of a round is lost" },
+	{ .name = "adaptive_window", .type = CFG_UINT, F(adaptive_window), .min = 10, .max = 100000, .def = "200",
+	  .unit = "samples", .help = "snoop+ auto: first transmissions the loss estimate averages over" },
+
+	{ .name = "dupack_thresh", .type = CFG_UINT, F(dupack_thresh), .min = 3, .max = 64, .def = "6",
+	  .unit = "dupacks", .section = "packet controller",
+	  .help = "pc: duplicate ACKs from the receiver before the sender may see its third; 3 makes the ACK "
+		  "filter transparent" },
+	{ .name = "ack_every_rtx", .type = CFG_UINT, F(ack_every_rtx), .min = 1, .max = 64, .def = "2",
+	  .unit = "drops",
+	  .help = "pc: send the fixed host an ACK for lastAckSent for every this many drops of the same "
+		  "acknowledged segment" },
+};
+
+const struct cfg_schema pepd_schema = {
+	.prog = "pepd",
+	.keys = keys,
+	.nkeys = sizeof(keys) / sizeof(keys[0]),
+	.size = sizeof(struct pep_config),
+	.ifaces_count_offset = offsetof(struct pep_config, nwireless),
+};
+
+void config_defaults(struct pep_config *cfg)
+{
+	cfg_defaults(&pepd_schema, cfg);
+}
+
+int config_set(struct pep_config *cfg, const char *key, const char *value, const char *where, char *err,
+	       size_t errlen)
+{
+	return cfg_set(&pepd_schema, cfg, key, value, where, err, errlen);
+}
+
+int config_load_text(struct pep_config *cfg, const char *text, size_t len, const char *name, char *err,
+		     size_t errlen)
+{
+	return cfg_load_text(&pepd_schema, cfg, text, len, name, err, errlen);
+}
+
+void config_dump(const struct pep_config *cfg, FILE *out)
+{
+	cfg_dump(&pepd_schema, cfg, out);
+}
+
+int config_check(const struct pep_config *cfg, char *err, size_t errlen)
+{
+	if (cfg_check_required(&pepd_schema, cfg, err, errlen) < 0)
+		return -1;
+	if (cfg->rto_min_ns > cfg->rto_max_ns) {
+		cfg_err(err, errlen, "rto_min = %gms is larger than rto_max = %gms", (double)cfg->rto_min_ns / 1e6,
+			(double)cfg->rto_max_ns / 1e6);
+		return -1;
+	}
+	if (cfg->flow_cache_bytes > cfg->total_cache_bytes) {
+		cfg_err(err, errlen, "flow_cache_bytes = %llu is larger than total_cache_bytes = %llu",
+			(unsigned long long)cfg->flow_cache_bytes, (unsigned long long)cfg->total_cache_bytes);
+		return -1;
+	}
+	return 0;
+}
+
+const char *config_filter_name(enum pep_filter_kind kind)
+{
+	return cfg_enum_name(&pepd_schema, "filter", (int)kind);
+}
+
+const char *config_rules_name(enum pep_rules_backend backend)
+{
+	return cfg_enum_name(&pepd_schema, "rules", (int)backend);
+}

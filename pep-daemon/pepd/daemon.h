@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The running daemon: its queue (the NFQUEUE socket, the flow table, the
+ * injector), the queue rules, the control socket and the event loop that
+ * ties them together.
+ */
+#ifndef PEPD_DAEMON_H
+#define PEPD_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "admit.h"
+#include "config.h"
+#include "ctl.h"
+#include "evloop.h"
+#include "filter.h"
+#include "flow.h"
+#include "inject.h"
+#include "json.h"
+#include "nfq.h"
+#include "stats.h"
+
+/*
+ * A queue's counters, as its thread hands them to the control thread (a
+ * copy taken between two packets); several queues' add up.
+ */
+struct pepd_queue_counters {
+	struct pep_stats stats;
+	uint64_t foreign_packets;
+	uint64_t flows_active;
+	uint64_t cached_packets, cached_bytes;
+	uint64_t id_gaps, netlink_errors;
+	/* what the bounds refused (pepd_report_refusals) */
+	uint64_t flows_embryonic;
+	uint64_t cache_refused_flow_bytes, cache_refused_flow_segments;
+	uint64_t cache_refused_total, cache_refused_nomem, cache_memory_now;
+};
+
+/*
+ * Everything one NFQUEUE needs, apart from the daemon's shared parts: its
+ * netlink socket, its flows and their cache, its counters, its sockets
+ * for pepd's own packets.  One queue, one thread today; more queues (one
+ * thread each, flows spread over them by the kernel) are more of these.
+ */
+struct pepd_queue {
+	const struct pep_config *cfg;
+	const struct pep_filter_ops *ops;
+	struct nfqueue nfq;
+	struct flow_table ft;
+	struct pep_stats stats;
+	struct injector inj;
+	struct pep_ifaces ifs;	/* the wireless interfaces and their bridges */
+	uint64_t ifindex_checked_ns;
+	uint64_t foreign_packets;	/* queued but not through a wireless interface */
+	FILE *trace;
+	uint64_t trace_start_ns;
+	/*
+	 * pepd stats: the control thread asks, this queue's thread copies its
+	 * counters and (at most the request's number of) flows between two
+	 * packets, and the control thread renders the copies.
+	 */
+	struct ctl_snapshot snap;
+	struct pepd_queue_counters snap_counters;
+	struct flow *snap_flows;	/* malloc'd by this thread, freed by the control thread */
+	uint32_t snap_nflows;
+	uint8_t scratch[65536 + 64];	/* an edited packet, for its verdict */
+	uint8_t norm[65536 + 64];	/* a packet given its full checksum (it came CHECKSUM_PARTIAL) */
+};
+
+struct pepd {
+	struct pep_config cfg;
+	const struct pep_filter_ops *ops;
+	enum pep_rules_backend rules_used;
+	bool rules_installed;
+	struct evloop loop;
+	struct ctl_server ctl;
+	uint64_t started_ns;
+	/* the rules' own packet count, read by the control thread at most every RULE_COUNT_MAX_AGE_NS */
+	bool have_rule_count;
+	uint64_t rule_packets, rule_count_ns;
+	struct pepd_queue queue;
+};
+
+/* Set up everything (queue, rules, sockets); on error one line in err. */
+int pepd_start(struct pepd *d, const struct pep_config *cfg, char *err, size_t errlen);
+
+/* Run until SIGTERM/SIGINT; returns 0 on a clean stop. */
+int pepd_run(struct pepd *d);
+
+/* Undo pepd_start in reverse order (rules first, so traffic never waits on a dead queue). */
+void pepd_stop(struct pepd *d);
+
+/*
+ * One queued packet through the queue's filter, its verdict queued on
+ * q->nfq (nfqueue_packet_fn; the daemon's per-packet entry, which
+ * fuzz/fuzz_nfq.c drives with the netlink socket stubbed).
+ */
+void pepd_handle_packet(void *queue, const struct nfqueue_packet *pkt);
+
+/* pepd stats, from the control thread (ctl_report_fn): the queues' snapshots, settings, rule counts. */
+void pepd_report(void *daemon, struct json_out *j, const struct ctl_call *call);
+
+/* A queue's part of pepd stats, in its own thread (ctl_snapshot_serve): a copy of its counters and flows. */
+void pepd_queue_snapshot(void *queue, struct ctl_snapshot *s);
+
+/*
+ * The most memory a pepd with cfg may take (its resident size): the
+ * program, its buffers, the flow table at max_flows, the caches at
+ * total_cache_bytes.
+ */
+uint64_t pepd_memory_bound(const struct pep_config *cfg);
+
+/* The queue's refusals, and why (PEP_QUEUE_COUNTERS, the cache's bounds), into the totals of `pepd stats`. */
+void pepd_report_refusals(const struct pepd_queue_counters *c, const struct pep_config *cfg, struct json_out *j);
+
+/* The default control socket path for cfg. */
+void pepd_ctl_path(const struct pep_config *cfg, char *path, size_t len);
+
+uint64_t pepd_now_ns(void);
+
+#endif

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The one interface every filter implements.  A filter is a pure state
+ * machine: a parsed packet (or a timer expiry) and the flow's state in,
+ * a verdict and a list of actions out.  It never does I/O and never reads
+ * a clock; the daemon (daemon.c on lib/nfq.c, inject.c) carries the
+ * actions out, so the filters run unchanged under the unit tests and the
+ * fuzzer.  Each filter is one ops table in the registry (filter.c), found
+ * by the name the configuration's filter key gives.
+ */
+#ifndef PEPD_FILTER_H
+#define PEPD_FILTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "config.h"
+#include "packet.h"
+#include "stats.h"
+
+struct flow;
+
+enum pep_dir {
+	DIR_TO_WIRELESS,	/* data from the fixed host, leaving on the wireless interface */
+	DIR_FROM_WIRELESS,	/* ACKs (and data) from the wireless host */
+};
+
+enum pep_verdict {
+	VERDICT_ACCEPT,
+	VERDICT_DROP,
+	VERDICT_INJECT,		/* drop the original, send the cached copy at inject_seq instead */
+};
+
+enum pep_action_type {
+	ACTION_SEND_SEGMENT,	/* send the cached segment starting at seq, `copies` times */
+	ACTION_SEND_ACK,	/* send an ACK for seq to the fixed host, as the wireless host */
+};
+
+struct pep_action {
+	uint8_t type;
+	uint8_t copies;		/* total transmissions: 1 + extra copies */
+	uint32_t seq;
+};
+
+#define PEP_MAX_ACTIONS 64
+
+enum pep_timer_op {
+	TIMER_KEEP,
+	TIMER_SET,
+	TIMER_CANCEL,
+};
+
+struct pep_out {
+	enum pep_verdict verdict;
+	uint32_t inject_seq;	/* with VERDICT_INJECT */
+	bool hide_sack;		/* forward with the SACK option blanked */
+	bool sack_one;		/* forward with the SACK option cut to sack_one_block */
+	struct sack_block sack_one_block;
+	bool set_window;	/* forward with the window field set to window (raw, unscaled) */
+	uint16_t window;
+	enum pep_timer_op timer_op;
+	uint64_t timer_at;	/* absolute, ns, with TIMER_SET */
+	uint32_t nact;
+	struct pep_action act[PEP_MAX_ACTIONS];
+};
+
+struct pep_ctx {
+	const struct pep_config *cfg;
+	struct cache_budget *budget;
+	struct pep_counters *total;
+	uint64_t now;		/* monotonic ns */
+};
+
+struct json_out;
+
+struct pep_filter_ops {
+	const char *name;
+	void (*init)(struct flow *f, const struct pep_ctx *ctx);
+	void (*packet)(struct flow *f, const struct pkt *p, enum pep_dir dir, const struct pep_ctx *ctx,
+		       struct pep_out *out);
+	void (*timer)(struct flow *f, const struct pep_ctx *ctx, struct pep_out *out);
+	/*
+	 * What became of a segment this filter had sent (VERDICT_INJECT or
+	 * ACTION_SEND_SEGMENT): queued on the egress, or refused by it (the
+	 * base station's own queue is full: congestion, not a wireless loss).
+	 * May be NULL.
+	 */
+	void (*sent)(struct flow *f, uint32_t seq, bool queued, const struct pep_ctx *ctx);
+	/* filter-specific per-flow figures for `pepd stats` (may be NULL) */
+	/*
+	 * pepd stats' figures of a flow: runs in the control thread on a copy
+	 * of the flow (report.c), so it reads the flow's own fields and never
+	 * follows a pointer out of it; ctx has cfg and now only.
+	 */
+	void (*report)(const struct flow *f, const struct pep_ctx *ctx, struct json_out *j);
+	/* the settings of this filter that `pepd stats` shows with the daemon's (may be NULL) */
+	void (*report_settings)(const struct pep_config *cfg, struct json_out *j);
+};
+
+/* Every filter, NULL-terminated: the registry. */
+extern const struct pep_filter_ops *const pep_filters[];
+
+/* The filter called name, or NULL. */
+const struct pep_filter_ops *filter_find(const char *name);
+
+extern const struct pep_filter_ops filter_passthrough;
+extern const struct pep_filter_ops filter_snoop;
+extern const struct pep_filter_ops filter_snoopplus;
+extern const struct pep_filter_ops filter_pc;
+
+static inline void out_reset(struct pep_out *out)
+{
+	out->verdict = VERDICT_ACCEPT;
+	out->inject_seq = 0;
+	out->hide_sack = false;
+	out->sack_one = false;
+	out->set_window = false;
+	out->timer_op = TIMER_KEEP;
+	out->timer_at = 0;
+	out->nact = 0;
+}
+
+/* Append an action; false (and nothing appended) when the list is full. */
+static inline bool out_push(struct pep_out *out, enum pep_action_type type, uint32_t seq, uint8_t copies)
+{
+	if (out->nact >= PEP_MAX_ACTIONS)
+		return false;
+	out->act[out->nact].type = (uint8_t)type;
+	out->act[out->nact].seq = seq;
+	out->act[out->nact].copies = copies;
+	out->nact++;
+	return true;
+}
+
+#endif

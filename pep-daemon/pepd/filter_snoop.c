@@ -1,0 +1,632 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Snoop (Balakrishnan et al., 1995; Vaidya et al. 1999 section 4) as a
+ * pure state machine.
+ *
+ * Towards the wireless host (data from the fixed host):
+ *   new segment           cache a copy, forward it
+ *   sender retransmission of data the wireless host already acknowledged:
+ *                         drop it; answer with an ACK for the last ACK seen,
+ *                         in the wireless host's name (the sender retransmits
+ *                         because an ACK was lost on the wired side, or it
+ *                         timed out early), rate-limited
+ *   other sender retransmission
+ *                         forward it, mark the cached segment as the
+ *                         sender's: its dupacks now go to the sender, which
+ *                         counts them
+ *
+ * From the wireless host (ACKs):
+ *   new ACK               free acknowledged segments, take an RTT sample
+ *                         from the one sent last (none if it was
+ *                         retransmitted: Karn), look for further holes,
+ *                         forward
+ *   duplicate ACK         if the hole is cached: retransmit it locally
+ *                         (rtx_thresh dupacks, 1 + c copies) and drop the
+ *                         dupack; if not, forward it: the sender must recover
+ *   older ACK             drop (reordered on the uplink; carries nothing new)
+ *
+ * Timer: a local retransmission timeout from a smoothed RTT of the wireless
+ * hop (RFC 6298 estimator over the base station <-> wireless host loop,
+ * queueing included), exponential backoff, max_local_rtx rounds per
+ * segment; after that the segment is left to the sender (its dupacks pass).
+ *
+ * Loss inference.  Every transmission towards the wireless host gets an
+ * ordinal.  The hop is a FIFO, so when a transmission is known to have
+ * arrived, every earlier transmission has either arrived or is lost.  A
+ * cached segment is deemed lost when a transmission at least rtx_thresh
+ * ordinals later has arrived.  What is known to have arrived:
+ *   - with SACK: every segment cumulatively acknowledged or covered by a SACK
+ *     block (exact; DSACK blocks report duplicates and are not evidence);
+ *   - without SACK: cumulatively acknowledged segments whose copy is known
+ *     (an original, or the sender's retransmission of a segment that never
+ *     left this box); a dupack does not say which transmission arrived.
+ *     The first round follows the paper: rtx_thresh duplicate ACKs
+ *     (RFC 5681's: pure, same ACK, same window; a window update may be the
+ *     application reading, not an arrival).  At a partial ACK, also the
+ *     dupacks counted for the old hole beyond the segments now acknowledged
+ *     (arrivals above the new hole: NewReno's inference, done here, and on
+ *     the safe side: some of those segments may have arrived earlier).  A
+ *     lost local retransmission is the timer's.
+ * An ACK for a segment sent more than once is ambiguous (Karn): which copy
+ * arrived?  When the latest round was triggered by such evidence, every
+ * earlier copy was already proven lost (FIFO), so the ACK credits the
+ * latest round; after a timer round (no evidence: the original may only be
+ * late, e.g. behind a long queue) it credits the original.
+ * This finds the second hole of a window at the partial ACK that ends the
+ * first, and a lost local retransmission as soon as anything sent after it
+ * arrives, without waiting for the timer.  Without SACK only the hole at the
+ * cumulative ACK can be inferred (nothing is known about segments above it).
+ * The first round also follows the paper's rule: rtx_thresh dupacks.
+ *
+ * The rest of Snoop, one concern a file: congestion signals
+ * (filter_snoop_congestion.c), pacing the sender through the window field
+ * (filter_snoop_pacing.c) and SACK towards the sender (filter_snoop_sack.c).
+ */
+#include <string.h>
+
+#include "filter_snoop.h"
+#include "flow.h"
+#include "json.h"
+#include "seq.h"
+
+#define RTTVAR_FLOOR_NS (1 * NS_PER_MS)	/* keep rto above srtt when the hop is perfectly steady */
+
+uint64_t snoop_rto(const struct snoop_state *s, const struct pep_config *cfg)
+{
+	uint64_t rto, var;
+
+	if (s->rtt_valid) {
+		var = 4 * s->rttvar_ns;
+		rto = s->srtt_ns + (var > RTTVAR_FLOOR_NS ? var : RTTVAR_FLOOR_NS);
+	} else {
+		rto = cfg->rto_initial_ns;
+	}
+	if (rto < cfg->rto_min_ns)
+		rto = cfg->rto_min_ns;
+	rto <<= s->backoff;
+	if (rto > cfg->rto_max_ns)
+		rto = cfg->rto_max_ns;
+	return rto;
+}
+
+static void rtt_sample(struct snoop_state *s, uint64_t r, uint64_t now)
+{
+	uint64_t err;
+
+	s->last_rtt_ns = r;
+	if (!s->min_rtt_ns || r <= s->min_rtt_ns || now - s->min_rtt_stamp > SNOOP_MIN_RTT_WINDOW_NS) {
+		s->min_rtt_ns = r;
+		s->min_rtt_stamp = now;
+	}
+	if (!s->rtt_valid) {
+		s->srtt_ns = r;
+		s->rttvar_ns = r / 2;
+		s->rtt_valid = true;
+		return;
+	}
+	err = s->srtt_ns > r ? s->srtt_ns - r : r - s->srtt_ns;
+	s->rttvar_ns = s->rttvar_ns - s->rttvar_ns / 4 + err / 4;
+	s->srtt_ns = s->srtt_ns - s->srtt_ns / 8 + r / 8;
+}
+
+void snoop_init(struct flow *f, const struct pep_ctx *ctx)
+{
+	(void)ctx;
+	memset(&f->st.snoop, 0, sizeof(f->st.snoop));
+}
+
+/* The oldest cached segment the local timer is responsible for. */
+static struct seg *timer_head(struct flow *f)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->cache.count; i++) {
+		struct seg *g = segq_at(&f->cache, i);
+
+		if (!(g->flags & (SEG_SACKED | SEG_NOT_OURS)))
+			return g;
+	}
+	return NULL;
+}
+
+static void rearm(struct flow *f, const struct pep_ctx *ctx, struct pep_out *out)
+{
+	struct seg *h = timer_head(f);
+	uint64_t at;
+
+	if (!h) {
+		if (f->deadline) {
+			out->timer_op = TIMER_CANCEL;
+			out->timer_at = 0;
+		}
+		return;
+	}
+	at = h->last_tx_ns + snoop_rto(&f->st.snoop, ctx->cfg);
+	if (at != f->deadline) {
+		out->timer_op = TIMER_SET;
+		out->timer_at = at;
+	}
+}
+
+static void note_transmission(struct snoop_state *s, struct seg *g, uint64_t now, uint8_t copies)
+{
+	g->tx_first = s->tx_counter + 1;
+	s->tx_counter += copies;
+	g->tx_order = s->tx_counter;
+	g->last_tx_ns = now;
+}
+
+
+/* One local retransmission round of g; false when it was not sent. */
+static bool retransmit(const struct snoop_policy *pol, struct flow *f, struct seg *g, const struct pep_ctx *ctx,
+		       struct pep_out *out, bool by_timer)
+{
+	struct snoop_state *s = &f->st.snoop;
+	uint8_t extra;
+
+	if (g->local_rtx >= ctx->cfg->max_local_rtx) {
+		if (!(g->flags & SEG_GIVEN_UP)) {
+			g->flags |= SEG_GIVEN_UP;
+			COUNT(ctx, f, rtx_given_up, 1);
+		}
+		return false;
+	}
+	extra = pol->extra_copies(f, ctx);
+	if (extra > SNOOP_MAX_EXTRA_COPIES)
+		extra = SNOOP_MAX_EXTRA_COPIES;
+	if (!out_push(out, ACTION_SEND_SEGMENT, g->seq, (uint8_t)(1 + extra)))
+		return false;
+	note_transmission(s, g, ctx->now, (uint8_t)(1 + extra));
+	/*
+	 * SACK proved the earlier copies lost, so an ACK for the segment is
+	 * this round's arrival; unless rtx_priority lets the round overtake
+	 * the queue, when its arrival says nothing about what waits there.
+	 */
+	if (!by_timer && snoop_sack_mode(f, ctx) && !ctx->cfg->rtx_priority)
+		g->credit_order = g->tx_first;
+	g->local_rtx++;
+	g->last_extra = extra;
+	g->flags &= (uint8_t)~SEG_SACKED;
+	if (by_timer)
+		COUNT(ctx, f, local_rtx_timer, 1);
+	else
+		COUNT(ctx, f, local_rtx, 1);
+	COUNT(ctx, f, copies_sent, extra);
+	return true;
+}
+
+static bool may_retransmit(const struct seg *g)
+{
+	return !(g->flags & (SEG_SACKED | SEG_NOT_OURS));
+}
+
+/*
+ * Retransmit cached segments that a later arrival proves lost (see the
+ * top of the file); at most max_burst per event.  SACK only.
+ */
+static void detect_losses(const struct snoop_policy *pol, struct flow *f, const struct pep_ctx *ctx,
+			  struct pep_out *out, bool sackm)
+{
+	struct snoop_state *s = &f->st.snoop;
+	uint32_t budget = ctx->cfg->max_burst, i;
+
+	if (!sackm)
+		return;
+	for (i = 0; i < f->cache.count && budget; i++) {
+		struct seg *g = segq_at(&f->cache, i);
+
+		if (!may_retransmit(g))
+			continue;
+		if (s->delivered < g->tx_order + ctx->cfg->rtx_thresh)
+			continue;
+		if (retransmit(pol, f, g, ctx, out, false))
+			budget--;
+	}
+}
+
+static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out)
+{
+	struct snoop_state *s = &f->st.snoop;
+	const struct pep_config *cfg = ctx->cfg;
+	uint32_t end = pkt_end(p);
+	struct seg *g = NULL;
+	enum cache_insert r;
+	bool sender_rtx, refused;
+
+	COUNT(ctx, f, data_packets, 1);
+	if (p->flags & TCPF_SYN) {
+		s->snd_max = end;
+		s->data_seen = true;
+		return;
+	}
+	snoop_wired_rtt_sample(s, p, ctx->now);
+	if (!s->data_seen) {
+		s->snd_max = p->seq;
+		s->data_seen = true;
+	}
+	if (p->payload_len == 0) {
+		if (seq_after(end, s->snd_max))
+			s->snd_max = end;	/* a FIN */
+		return;
+	}
+	if (s->ack_seen && seq_leq(end, s->last_ack)) {
+		/* Every byte of it is acknowledged already: the wireless host has it. */
+		COUNT(ctx, f, sender_rtx, 1);
+		COUNT(ctx, f, data_dropped, 1);
+		out->verdict = VERDICT_DROP;
+		if (cfg->ack_acked_rtx &&
+		    (s->last_gen_ack_ns == 0 || ctx->now - s->last_gen_ack_ns >= cfg->rto_min_ns) &&
+		    out_push(out, ACTION_SEND_ACK, s->last_ack, 1)) {
+			s->last_gen_ack_ns = ctx->now;
+			COUNT(ctx, f, acks_generated, 1);
+		}
+		return;
+	}
+	sender_rtx = seq_before(p->seq, s->snd_max);
+	if (sender_rtx) {
+		long i = segq_find(&f->cache, p->seq);
+		struct seg *h = i >= 0 ? segq_at(&f->cache, (uint32_t)i) : NULL;
+
+		COUNT(ctx, f, sender_rtx, 1);
+		if (h && h->seq == p->seq && h->local_rtx && !(h->flags & (SEG_NOT_OURS | SEG_SENDER_RTX)) &&
+		    ctx->now - h->last_tx_ns < snoop_rto(s, cfg)) {
+			/* our own retransmission of it is on its way: this copy would only waste the hop */
+			out->verdict = VERDICT_DROP;
+			COUNT(ctx, f, sender_rtx_dropped, 1);
+			return;
+		}
+		if (!h || h->flags & SEG_NOT_OURS) {
+			/* the sender recovers a hole left to it: it is in recovery until all it sent is acknowledged */
+			s->sender_recovering = true;
+			s->sender_recover = s->snd_max;
+		}
+	}
+	if (!sender_rtx && snoop_signal_due(f, cfg, ctx->now)) {
+		/* dropped here and never cached: its loss, and the congestion, are the sender's to see */
+		out->verdict = VERDICT_DROP;
+		snoop_start_signal(s, p->seq, ctx);
+		s->signal_dropped = true;
+		s->snd_max = end;
+		COUNT(ctx, f, congestion_signals, 1);
+		return;
+	}
+	r = segq_insert(&f->cache, ctx->budget, p->seq, end, p->data, p->len, &g);
+	switch (r) {
+	case CACHE_INSERTED:
+		COUNT(ctx, f, cached_packets, 1);
+		g->first_tx_ns = ctx->now;
+		note_transmission(s, g, ctx->now, 1);
+		g->credit_order = g->tx_order;
+		if (sender_rtx) {
+			g->flags |= SEG_SENDER_RTX;
+			/*
+			 * An earlier copy may have passed uncached or around this box,
+			 * and an ACK for it would say nothing about this one; unless
+			 * that copy was this box's congestion signal, dropped here.
+			 */
+			if (!(s->signal_seq == p->seq && s->signal_dropped))
+				g->credit_order = 0;
+		}
+		break;
+	case CACHE_DUPLICATE:
+		/*
+		 * The sender's own retransmission of a segment cached here: keep
+		 * its bytes, not ours (its timestamp is current; ours may be old
+		 * enough for the receiver's PAWS check to discard).
+		 */
+		if (segq_replace(&f->cache, ctx->budget, g, end, p->data, p->len) < 0) {
+			/* no room for the new copy: the old one must not stay; pass it uncached */
+			segq_remove(&f->cache, ctx->budget, (uint32_t)segq_find(&f->cache, p->seq));
+			COUNT(ctx, f, cache_full, 1);
+			g = NULL;
+			break;
+		}
+		refused = g->flags & SEG_QUEUE_DROP;
+		g->flags = (uint8_t)((g->flags | SEG_SENDER_RTX) & ~(SEG_NOT_OURS | SEG_SACKED));
+		g->local_rtx = 0;
+		note_transmission(s, g, ctx->now, 1);
+		/*
+		 * If no earlier copy ever entered the queue, an ACK for it proves
+		 * this one arrived; otherwise it may race one of ours: credit only
+		 * what was surely sent before.
+		 */
+		if (refused)
+			g->credit_order = g->tx_order;
+		break;
+	case CACHE_FULL:
+	case CACHE_NOMEM:
+		COUNT(ctx, f, cache_full, 1);
+		break;
+	}
+	if (g && cfg->forward == FORWARD_INJECT) {
+		/* pepd sends the copy itself: the egress queue's answer tells congestion from wireless loss */
+		out->verdict = VERDICT_INJECT;
+		out->inject_seq = g->seq;
+	}
+	if (seq_after(end, s->snd_max))
+		s->snd_max = end;
+}
+
+static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const struct pkt *p,
+		       const struct pep_ctx *ctx, struct pep_out *out, bool sackm)
+{
+	struct snoop_state *s = &f->st.snoop;
+	struct seg *sample = NULL, *h;
+	uint32_t discount = 0, i, prev_dupacks = s->dupacks;
+
+	for (i = 0; i < f->cache.count; i++) {
+		struct seg *g = segq_at(&f->cache, i);
+
+		if (seq_after(g->end, p->ack))
+			break;
+		if (!(g->flags & SEG_SENDER_RTX))
+			pol->first_tx_outcome(f, ctx, g->local_rtx > 0);
+		snoop_credit_arrival(s, g);
+		/*
+		 * The RTT sample is the segment sent last: the ACK cannot have
+		 * left before it arrived.  A segment sent before a hole waited
+		 * for the hole's repair, so its age is not the hop's round trip
+		 * (taking it inflated srtt, the local timeout and the congestion
+		 * signal's delay at every repair).  If the one sent last was
+		 * retransmitted (here or by the sender), which copy drew the ACK
+		 * is unknown (Karn): no sample.
+		 */
+		if (!sample || g->last_tx_ns >= sample->last_tx_ns)
+			sample = g;
+		if (g->local_rtx > 0)
+			discount += g->last_extra;
+		/* did one round do (what Snoop+'s copies are for), or did the first get lost too? */
+		if (g->local_rtx == 1)
+			COUNT(ctx, f, repaired_one_round, 1);
+		else if (g->local_rtx > 1)
+			COUNT(ctx, f, repaired_more_rounds, 1);
+	}
+	if (sample && sample->local_rtx == 0 && !(sample->flags & SEG_SENDER_RTX) && ctx->now >= sample->last_tx_ns)
+		rtt_sample(s, ctx->now - sample->last_tx_ns, ctx->now);
+	segq_ack(&f->cache, ctx->budget, p->ack);
+	s->acked_bytes += p->ack - s->last_ack;
+	snoop_rate_update(s, ctx->now);
+	s->last_ack = p->ack;
+	s->last_win = p->window;
+	s->dupacks = 0;
+	s->backoff = 0;
+	if (s->signal_pending && seq_after(p->ack, s->signal_seq))
+		s->signal_pending = false;	/* the sender recovered the signal */
+	if (s->sender_recovering && seq_geq(p->ack, s->sender_recover))
+		s->sender_recovering = false;
+	/*
+	 * The remaining extra copies will each draw a dupack for the new ACK.
+	 * With SACK they are recognised by their DSACK block anyway; without,
+	 * discount_copy_dupacks = false counts them like any dupack (the
+	 * paper's Snoop+, whose c >= 3 then triggers a false round).
+	 */
+	s->dup_discount = sackm || ctx->cfg->discount_copy_dupacks ? discount : 0;
+	/*
+	 * Without SACK: i segments were acknowledged, the old hole and i - 1
+	 * that had arrived above it, each of which drew one of its dupacks.
+	 * Dupacks beyond those came from arrivals above the new ACK: the
+	 * segment it names is missing.
+	 */
+	h = f->cache.count ? segq_at(&f->cache, 0) : NULL;
+	if (!sackm && i && h && seq_leq(h->seq, p->ack) && h->local_rtx == 0 && may_retransmit(h) &&
+	    !(h->flags & SEG_SENDER_RTX) &&
+	    (prev_dupacks >= i - 1 + ctx->cfg->rtx_thresh || s->delivered > h->tx_order))
+		retransmit(pol, f, h, ctx, out, false);
+}
+
+/* Is the segment a partial ACK names cached here and being (or to be) repaired by this box? */
+static bool partial_ack_ours(const struct flow *f, uint32_t ack)
+{
+	long i = segq_find(&f->cache, ack);
+
+	return i >= 0 && !(segq_at(&f->cache, (uint32_t)i)->flags & (SEG_NOT_OURS | SEG_SENDER_RTX | SEG_SACKED));
+}
+
+static void on_dupack(const struct snoop_policy *pol, struct flow *f, const struct pkt *p, const struct pep_ctx *ctx,
+		      struct pep_out *out, bool sackm)
+{
+	struct snoop_state *s = &f->st.snoop;
+	bool only_dsack = sackm && p->nsack == 1 && snoop_first_block_is_dsack(p);
+	struct seg *h = NULL;
+	bool handled, ours = false;
+	long i;
+
+	i = segq_find(&f->cache, s->last_ack);
+	if (i >= 0)
+		h = segq_at(&f->cache, (uint32_t)i);
+	if (s->dup_discount && (!sackm || only_dsack || !p->nsack)) {
+		/* drawn by one of our extra copies: neither evidence nor the sender's business */
+		s->dup_discount--;
+		ours = true;
+	} else if (!only_dsack) {
+		s->dupacks++;	/* a DSACK-only dupack reports a duplicate: no news about holes */
+	}
+	handled = h && !(h->flags & (SEG_NOT_OURS | SEG_SENDER_RTX));
+	if (handled && sackm && p->nsack) {
+		uint32_t exposed;
+
+		handled = snoop_holes_cached(f, p, &exposed);
+	}
+	/* without SACK, the paper's rule for the first round: rtx_thresh dupacks */
+	if (!sackm && h && h->local_rtx == 0 && may_retransmit(h) && !(h->flags & SEG_SENDER_RTX) &&
+	    s->dupacks >= ctx->cfg->rtx_thresh)
+		retransmit(pol, f, h, ctx, out, false);
+	detect_losses(pol, f, ctx, out, sackm);
+	/* a hole given up just now belongs to the sender: let this dupack through */
+	if (handled && h->flags & SEG_NOT_OURS)
+		handled = false;
+	/* the link-layer stand-in: repair here, but the sender sees every dupack */
+	if (!ctx->cfg->drop_dupacks)
+		handled = false;
+	if (handled || ours) {
+		out->verdict = VERDICT_DROP;
+		COUNT(ctx, f, dupacks_dropped, 1);
+	} else {
+		COUNT(ctx, f, dupacks_forwarded, 1);
+	}
+}
+
+static void on_ack(const struct snoop_policy *pol, struct flow *f, const struct pkt *p, const struct pep_ctx *ctx,
+		   struct pep_out *out)
+{
+	struct snoop_state *s = &f->st.snoop;
+	bool sackm = snoop_sack_mode(f, ctx);
+	bool pure = p->payload_len == 0 && !(p->flags & (TCPF_SYN | TCPF_FIN | TCPF_RST));
+
+	COUNT(ctx, f, ack_packets, 1);
+	if (!(p->flags & TCPF_ACK))
+		return;
+	if (!s->ack_seen || (s->data_seen && seq_after(p->ack, s->snd_max))) {
+		/*
+		 * The first ACK, or one for data this box never saw (adopted
+		 * mid-stream, or packets that bypassed it): start over here.
+		 */
+		s->ack_seen = true;
+		s->last_ack = p->ack;
+		s->last_win = p->window;
+		s->dupacks = 0;
+		s->dup_discount = 0;
+		if (s->data_seen && seq_after(p->ack, s->snd_max))
+			s->snd_max = p->ack;
+		segq_ack(&f->cache, ctx->budget, p->ack);
+		return;
+	}
+	if (seq_after(p->ack, s->last_ack)) {
+		on_new_ack(pol, f, p, ctx, out, sackm);
+		if (sackm)
+			snoop_sack_mark(f, p);
+		detect_losses(pol, f, ctx, out, sackm);
+		snoop_present_sack(f, p, ctx, out, sackm);
+		if (!sackm && pure && ctx->cfg->drop_dupacks && s->sender_recovering && partial_ack_ours(f, p->ack)) {
+			/*
+			 * A NewReno sender in recovery answers every partial ACK by
+			 * retransmitting the segment it names.  That segment is being
+			 * repaired here: keep the partial ACK; the next one, once
+			 * the repair has arrived, tells the sender more.
+			 */
+			out->verdict = VERDICT_DROP;
+			COUNT(ctx, f, partial_acks_held, 1);
+		}
+	} else if (p->ack == s->last_ack) {
+		if (sackm)
+			snoop_sack_mark(f, p);
+		/*
+		 * With SACK a duplicate ACK is any pure ACK repeating the last
+		 * one, whatever its window (a Linux receiver grows its window
+		 * while out-of-order data arrive; the SACK blocks say what
+		 * arrived; a dropped one's window comes with the next new ACK).
+		 * Without SACK, RFC 5681's definition: the window unchanged too,
+		 * since a window update may come from the application reading.
+		 */
+		bool dup = pure && (sackm || p->window == s->last_win);
+
+		s->last_win = p->window;
+		if (dup)
+			on_dupack(pol, f, p, ctx, out, sackm);
+		else
+			detect_losses(pol, f, ctx, out, sackm);
+		snoop_present_sack(f, p, ctx, out, sackm);
+	} else if (pure) {
+		/* older than an ACK already seen: reordered on the way up, nothing new */
+		out->verdict = VERDICT_DROP;
+		COUNT(ctx, f, stale_acks_dropped, 1);
+	}
+}
+
+void snoop_packet(const struct snoop_policy *pol, struct flow *f, const struct pkt *p, enum pep_dir dir,
+		  const struct pep_ctx *ctx, struct pep_out *out)
+{
+	if (p->flags & TCPF_RST) {
+		segq_clear(&f->cache, ctx->budget);
+		if (f->deadline)
+			out->timer_op = TIMER_CANCEL;
+		return;
+	}
+	if (dir == DIR_TO_WIRELESS) {
+		on_data(f, p, ctx, out);
+	} else {
+		on_ack(pol, f, p, ctx, out);
+		if (out->verdict == VERDICT_ACCEPT && (p->flags & TCPF_ACK)) {
+			snoop_note_forwarded_ts(&f->st.snoop, p, ctx->now);
+			snoop_clamp_window(f, p, ctx, out);
+		}
+	}
+	rearm(f, ctx, out);
+}
+
+void snoop_timer(const struct snoop_policy *pol, struct flow *f, const struct pep_ctx *ctx, struct pep_out *out)
+{
+	struct snoop_state *s = &f->st.snoop;
+	uint64_t rto = snoop_rto(s, ctx->cfg);
+	struct seg *h = timer_head(f);
+
+	if (h && ctx->now >= h->last_tx_ns + rto) {
+		/*
+		 * The oldest hole only, as in Snoop: a timeout is no evidence of
+		 * loss (the segment may be queued behind a long egress queue), so
+		 * it costs one segment per backoff step at most.  Holes that
+		 * arrivals prove lost are retransmitted by detect_losses.
+		 */
+		COUNT(ctx, f, timer_expiries, 1);
+		if (retransmit(pol, f, h, ctx, out, true) && s->backoff < SNOOP_MAX_BACKOFF)
+			s->backoff++;
+	}
+	rearm(f, ctx, out);	/* the glue popped the timer: f->deadline is 0 */
+}
+
+void snoop_report(const struct flow *f, const struct pep_ctx *ctx, struct json_out *j)
+{
+	const struct snoop_state *s = &f->st.snoop;
+
+	jo_bool(j, "sack", snoop_sack_mode(f, ctx));
+	jo_dbl(j, "srtt_ms", s->rtt_valid ? (double)s->srtt_ns / 1e6 : 0.0);
+	jo_dbl(j, "rttvar_ms", s->rtt_valid ? (double)s->rttvar_ns / 1e6 : 0.0);
+	jo_dbl(j, "rto_ms", (double)snoop_rto(s, ctx->cfg) / 1e6);
+	jo_dbl(j, "min_rtt_ms", (double)s->min_rtt_ns / 1e6);
+	jo_dbl(j, "wired_rtt_ms", (double)s->wired_rtt_ns / 1e6);
+	jo_dbl(j, "rate_mbps", (double)snoop_max_rate(s) * 8 / 1e6);
+	jo_u64(j, "window_clamp_bytes", snoop_clamp_bytes(f, ctx->cfg));
+	jo_u64(j, "queue_cap_bytes", f->st.snoop.queue_cap);
+	jo_dbl(j, "last_rtt_ms", (double)s->last_rtt_ns / 1e6);
+	jo_u64(j, "dupacks", s->dupacks);
+	jo_u64(j, "transmissions", s->tx_counter);
+}
+
+static uint8_t no_copies(struct flow *f, const struct pep_ctx *ctx)
+{
+	(void)f;
+	(void)ctx;
+	return 0;
+}
+
+static void ignore_outcome(struct flow *f, const struct pep_ctx *ctx, bool lost)
+{
+	(void)f;
+	(void)ctx;
+	(void)lost;
+}
+
+static const struct snoop_policy plain_snoop = {
+	.extra_copies = no_copies,
+	.first_tx_outcome = ignore_outcome,
+};
+
+static void snoop_on_packet(struct flow *f, const struct pkt *p, enum pep_dir dir, const struct pep_ctx *ctx,
+			    struct pep_out *out)
+{
+	snoop_packet(&plain_snoop, f, p, dir, ctx, out);
+}
+
+static void snoop_on_timer(struct flow *f, const struct pep_ctx *ctx, struct pep_out *out)
+{
+	snoop_timer(&plain_snoop, f, ctx, out);
+}
+
+const struct pep_filter_ops filter_snoop = {
+	.name = "snoop",
+	.init = snoop_init,
+	.packet = snoop_on_packet,
+	.timer = snoop_on_timer,
+	.sent = snoop_sent,
+	.report = snoop_report,
+};

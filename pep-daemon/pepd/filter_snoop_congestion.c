@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Congestion.  Hiding wireless losses also hides congestion: a sender that
+ * never sees a loss grows its window until this box's egress queue
+ * overflows, in bursts.  Two signals reach it instead:
+ *   - forward = inject: pepd sends the cached data itself, and a segment
+ *     the egress queue refuses (ENOBUFS) is a congestion loss, left to the
+ *     sender (its dupacks and SACK blocks pass);
+ *   - aqm_target: when the hop's RTT has stood more than aqm_target above
+ *     its minimum for aqm_interval (a standing queue), the next new segment
+ *     is dropped, uncached, as a congestion signal, once per sender
+ *     reaction (CoDel's idea with one drop per episode): the sender halves
+ *     its window with one retransmission instead of losing a burst to tail
+ *     drop, most of all when slow start overshoots.
+ */
+#include "filter_snoop.h"
+#include "flow.h"
+#include "seq.h"
+
+void snoop_start_signal(struct snoop_state *s, uint32_t seq, const struct pep_ctx *ctx)
+{
+	s->signal_dropped = false;
+	s->signal_pending = true;
+	s->signal_seq = seq;
+	s->signal_ns = ctx->now;
+	s->above_since = 0;
+}
+
+/* A standing queue on the hop: time to tell the sender (see the top of the file)? */
+bool snoop_signal_due(struct flow *f, const struct pep_config *cfg, uint64_t now)
+{
+	struct snoop_state *s = &f->st.snoop;
+	/* the queue the window clamp allows on purpose is not congestion */
+	uint64_t allowed = snoop_clamp_bytes(f, cfg) ? (SNOOP_CLAMP_GAIN - 1) * snoop_path_min_rtt(s) : 0;
+
+	if (!cfg->aqm_target_ns || !s->rtt_valid || s->signal_pending)
+		return false;
+	if (s->last_rtt_ns < s->min_rtt_ns + allowed + cfg->aqm_target_ns) {
+		s->above_since = 0;
+		return false;
+	}
+	if (!s->above_since)
+		s->above_since = now;
+	if (!s->signal_ns)
+		return true;	/* the first standing queue is slow start overshooting: at once */
+	return now - s->above_since >= cfg->aqm_interval_ns && now - s->signal_ns >= cfg->aqm_interval_ns;
+}
+
+void snoop_sent(struct flow *f, uint32_t seq, bool queued, const struct pep_ctx *ctx)
+{
+	long i = segq_find(&f->cache, seq);
+	struct seg *g;
+
+	if (queued || i < 0)
+		return;
+	g = segq_at(&f->cache, (uint32_t)i);
+	COUNT(ctx, f, queue_drops, 1);
+	if (g->local_rtx) {
+		g->local_rtx--;	/* a round that never left this box does not count */
+		/* with rtx_priority it had a queue of its own, which says nothing about the data's */
+		if (ctx->cfg->rtx_priority)
+			return;
+	}
+	snoop_note_queue_full(f, ctx->now);
+	if (!f->st.snoop.signal_pending && !(g->flags & SEG_QUEUE_DROP)) {
+		/*
+		 * This box's own queue is full: congestion.  Repairing every such
+		 * loss locally would hide it, and the sender would never slow
+		 * down; exposing every one would cost it a burst of
+		 * retransmissions.  One per episode is left to it (its dupacks
+		 * and SACK blocks pass): the episode's signal.  The others are
+		 * repaired here as soon as the queue has room.
+		 */
+		g->flags |= SEG_QUEUE_DROP;
+		snoop_start_signal(&f->st.snoop, g->seq, ctx);
+		COUNT(ctx, f, congestion_signals, 1);
+	}
+}

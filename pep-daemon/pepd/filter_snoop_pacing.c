@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Pacing.  The papers' senders had small windows (ns-2's 20 packets); a
+ * Linux sender's window grows until something stops it.  With
+ * window_clamp, the window field of ACKs passed to the sender is cut to
+ * twice the path's bandwidth-delay product: the hop's delivery rate (max
+ * of the last SNOOP_RATE_SAMPLES samples, one per hop RTT) times the
+ * path's minimum round trip (the hop's, from cached segments, plus the
+ * wired side's: from passing an ACK to the data that echoes its
+ * timestamp).  Twice (BBR's cwnd gain), because while a hole is repaired
+ * here the cumulative ACK stands still and the sender can only go on
+ * sending if its window holds more than one round trip of data.  The
+ * right edge never moves back (RFC 9293 3.8.6).  The queue this allows (up
+ * to one path round trip) is not congestion: aqm_target counts above it.
+ * The congestion signals are then for what the clamp cannot see (other
+ * traffic, a slower channel, a window that is not scaled as expected).
+ * The egress queue's limit counts packets, the clamp bytes: with small
+ * segments (Huang and Ferng's 512 bytes: 2 x BDP is 62 of them) twice the
+ * BDP is more than the queue holds.  So a refusal also caps the clamp at
+ * what was outstanding on the hop then, less one segment (never below one
+ * BDP), for QUEUE_CAP_HOLD_NS after the last refusal: the window stops at what the
+ * queue can take instead of overflowing it again every round trip.
+ */
+#include "filter_snoop.h"
+#include "flow.h"
+#include "seq.h"
+
+#define RATE_MIN_INTERVAL_NS (50 * NS_PER_MS)
+#define MIN_CLAMP_SEGMENTS 4
+#define QUEUE_CAP_HOLD_NS (10ULL * 1000000000ULL)
+
+/*
+ * One delivery-rate sample per two hop RTTs (at least 50 ms): long enough
+ * that the burst of a cumulative ACK jumping over a repaired hole does not
+ * pass for a faster link.
+ */
+void snoop_rate_update(struct snoop_state *s, uint64_t now)
+{
+	uint64_t span = s->rtt_valid && 2 * s->srtt_ns > RATE_MIN_INTERVAL_NS ? 2 * s->srtt_ns : RATE_MIN_INTERVAL_NS;
+
+	if (!s->rate_start_ns) {
+		s->rate_start_ns = now;
+		s->rate_start_bytes = s->acked_bytes;
+		return;
+	}
+	if (s->queue_cap && now - s->queue_cap_ns > QUEUE_CAP_HOLD_NS)
+		s->queue_cap = 0;	/* no refusal for a while: the queue (or the path) may have grown */
+	if (now - s->rate_start_ns < span)
+		return;
+	s->rate[s->rate_i] = (s->acked_bytes - s->rate_start_bytes) * 1000000000ULL / (now - s->rate_start_ns);
+	s->rate_i = (uint8_t)((s->rate_i + 1) % SNOOP_RATE_SAMPLES);
+	if (s->rate_n < SNOOP_RATE_SAMPLES)
+		s->rate_n++;
+	s->rate_start_ns = now;
+	s->rate_start_bytes = s->acked_bytes;
+}
+
+uint64_t snoop_max_rate(const struct snoop_state *s)
+{
+	uint64_t m = 0;
+	uint8_t i;
+
+	for (i = 0; i < s->rate_n; i++)
+		if (s->rate[i] > m)
+			m = s->rate[i];
+	return m;
+}
+
+bool snoop_copies_are_free(const struct snoop_state *s, uint64_t mss, uint8_t copies)
+{
+	uint64_t rate = snoop_max_rate(s), room_ns;
+
+	if (!s->rtt_valid || !rate)
+		return false;
+	room_ns = (uint64_t)(copies + 1) * mss * 1000000000ULL / rate;
+	return s->last_rtt_ns < s->min_rtt_ns + room_ns;
+}
+
+/* The path's minimum round trip, or 0 while unknown. */
+uint64_t snoop_path_min_rtt(const struct snoop_state *s)
+{
+	return s->wired_rtt_ns && s->min_rtt_ns ? s->wired_rtt_ns + s->min_rtt_ns : 0;
+}
+
+uint64_t snoop_mss(const struct flow *f)
+{
+	return f->conn.max_payload ? f->conn.max_payload : 1448;
+}
+
+/* The window the sender may have in flight, bytes; 0 while nothing is known. */
+uint64_t snoop_clamp_bytes(const struct flow *f, const struct pep_config *cfg)
+{
+	const struct snoop_state *s = &f->st.snoop;
+	uint64_t mss = snoop_mss(f), bytes, bdp = 0;
+
+	if (!cfg->window_clamp)
+		return 0;
+	if (s->rate_n >= 2 && snoop_path_min_rtt(s))
+		bdp = snoop_max_rate(s) * snoop_path_min_rtt(s) / 1000000000ULL;
+	bytes = SNOOP_CLAMP_GAIN * bdp;
+	/* never below one BDP: a smaller window leaves the link idle whatever the queue */
+	if (s->queue_cap && (!bytes || bytes > s->queue_cap))
+		bytes = s->queue_cap > bdp ? s->queue_cap : bdp;
+	if (!bytes)
+		return 0;
+	return bytes > MIN_CLAMP_SEGMENTS * mss ? bytes : MIN_CLAMP_SEGMENTS * mss;
+}
+
+/* The egress queue refused a segment: it is full with what is outstanding on the hop now. */
+void snoop_note_queue_full(struct flow *f, uint64_t now)
+{
+	struct snoop_state *s = &f->st.snoop;
+	uint64_t outstanding, mss = snoop_mss(f);
+
+	if (!s->ack_seen)
+		return;
+	/*
+	 * The latest refusal, not the smallest: the queue also holds local
+	 * repairs and copies that the outstanding bytes do not count, so one
+	 * refusal can understate it.
+	 */
+	outstanding = (uint32_t)(s->snd_max - s->last_ack);
+	s->queue_cap = outstanding > mss ? outstanding - mss : 0;
+	s->queue_cap_ns = now;
+}
+
+/* Remember when an ACK with this TSval went to the fixed host. */
+void snoop_note_forwarded_ts(struct snoop_state *s, const struct pkt *p, uint64_t now)
+{
+	uint8_t last = (uint8_t)((s->ts_i + SNOOP_TS_RING - 1) % SNOOP_TS_RING);
+
+	if (!p->has_ts || (s->ts_fwd_ns[last] && s->ts_fwd[last] == p->tsval))
+		return;
+	s->ts_fwd[s->ts_i] = p->tsval;
+	s->ts_fwd_ns[s->ts_i] = now;
+	s->ts_i = (uint8_t)((s->ts_i + 1) % SNOOP_TS_RING);
+}
+
+/* Data echoing a TSval we passed on: a sample of the wired round trip. */
+void snoop_wired_rtt_sample(struct snoop_state *s, const struct pkt *p, uint64_t now)
+{
+	uint8_t i;
+
+	if (!p->has_ts)
+		return;
+	for (i = 0; i < SNOOP_TS_RING; i++) {
+		uint64_t r;
+
+		if (!s->ts_fwd_ns[i] || s->ts_fwd[i] != p->tsecr)
+			continue;
+		r = now - s->ts_fwd_ns[i];
+		if (!s->wired_rtt_ns || r <= s->wired_rtt_ns || now - s->wired_rtt_stamp > SNOOP_MIN_RTT_WINDOW_NS) {
+			s->wired_rtt_ns = r;
+			s->wired_rtt_stamp = now;
+		}
+		s->ts_fwd_ns[i] = 0;	/* one sample per ACK: later echoes wait longer */
+		return;
+	}
+}
+
+/* Cut the window of an ACK going to the sender to the clamp, never moving its right edge back. */
+void snoop_clamp_window(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out)
+{
+	struct snoop_state *s = &f->st.snoop;
+	int shift = conn_wh_shift(&f->conn);
+	uint64_t clamp = snoop_clamp_bytes(f, ctx->cfg), raw, floor_raw = 1;
+
+	if (out->verdict != VERDICT_ACCEPT || shift < 0)
+		return;
+	raw = p->window;
+	if (clamp && ((uint64_t)p->window << shift) > clamp) {
+		raw = (clamp + (1u << shift) - 1) >> shift;
+		if (s->right_edge_valid && seq_after(s->right_edge, p->ack))
+			floor_raw = ((uint64_t)(s->right_edge - p->ack) + (1u << shift) - 1) >> shift;
+		if (raw < floor_raw)
+			raw = floor_raw;
+		if (raw < p->window) {
+			out->set_window = true;
+			out->window = (uint16_t)raw;
+			COUNT(ctx, f, window_clamped, 1);
+		} else {
+			raw = p->window;
+		}
+	}
+	s->right_edge = p->ack + (uint32_t)(raw << shift);
+	s->right_edge_valid = true;
+}

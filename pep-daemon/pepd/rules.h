@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef PEPD_RULES_H
+#define PEPD_RULES_H
+
+#include <stdint.h>
+
+#include "config.h"
+
+/*
+ * Install the queue rules with cfg->rules (auto tries each); *used says
+ * which worked.  Refused when another queue's rules already claim one of
+ * cfg's interfaces.
+ */
+int rules_install(const struct pep_config *cfg, enum pep_rules_backend *used, char *err, size_t errlen);
+
+/* Remove what rules_install put in place with that backend. */
+void rules_remove(const struct pep_config *cfg, enum pep_rules_backend used);
+
+/* Remove this queue's rules from every backend cfg->rules allows (after a kill -9). */
+void rules_remove_all(const struct pep_config *cfg);
+
+/* 1 when a program is bound to NFQUEUE queue (its netlink port id in *portid), 0 when none, -1 unknown. */
+int rules_queue_bound(uint32_t queue, uint32_t *portid);
+
+/* The bridge interface name is a port of, or "" when none (len: IF_NAMESIZE at least). */
+void rules_bridge_of(const char *name, char *bridge, size_t len);
+
+/* Packets the rules have sent to the queue since they were installed. */
+int rules_queued_packets(const struct pep_config *cfg, enum pep_rules_backend used, uint64_t *packets);
+
+#endif
