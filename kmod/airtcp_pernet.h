@@ -1,161 +1,167 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Per-network-namespace plumbing shared by the airtcp modules (tcp_ddack,
- * tcp_snack): a sysctl table made from a template whose .data fields are
- * offsets into the module's per-netns config struct, and per-CPU counters
- * shown in /proc/net/stat/<name> in the lnstat format (a header line, one
- * hex row per CPU, an optional gauge in the first column).
+ * tcp_snack), so that each of them only says what it has:
  *
- * Everything is static inline: each module gets its own copy, so there is
- * no inter-module dependency for insmod to resolve.
+ *  - knobs under net.<module>.*: one int each in the module's per-netns
+ *    struct, described once in <module>_knobs.h (default, range, unit,
+ *    meaning) and made into a sysctl table per namespace;
+ *  - switches: knobs whose 1 registers a part's netfilter hooks in this
+ *    namespace and whose 0 unregisters them, refused once the namespace
+ *    is exiting, undone for every namespace at pre_exit;
+ *  - counters: per CPU, shown in /proc/net/stat/<module> in the lnstat
+ *    format (a header line, one hex row per CPU, an optional gauge first).
+ *
+ * A module puts a struct airtcp_pernet first in its per-netns struct and
+ * calls airtcp_pernet_init(), _pre_exit() and _exit() from its
+ * pernet_operations.  The code is in airtcp_pernet.c, compiled into each
+ * module (through <module>_shared.c): no symbol crosses modules, so
+ * insmod needs no order.
  */
 #ifndef _AIRTCP_PERNET_H
 #define _AIRTCP_PERNET_H
 
+#include <linux/mutex.h>
+#include <linux/netfilter.h>
 #include <linux/percpu.h>
-#include <linux/proc_fs.h>
-#include <linux/seq_file.h>
-#include <linux/slab.h>
+#include <linux/stddef.h>
 #include <linux/sysctl.h>
 #include <net/net_namespace.h>
+#include <net/netns/generic.h>
 
 #include "compat.h"
 
-/* ------------------------------------------------------------- sysctls */
+struct airtcp_pernet_desc;
 
-/* The template's .data: an offset in the config struct, made per netns. */
-#define AIRTCP_CFG_OFFSET(type, field) ((void *)offsetof(type, field))
-
-/*
- * Register a copy of @tmpl (@n entries plus the empty terminator) under
- * @path with every .data rebased onto @cfg.  Returns the header or NULL.
- */
-static inline struct ctl_table_header *
-airtcp_sysctl_register(struct net *net, const char *path,
-		       const struct ctl_table *tmpl, size_t n, void *cfg)
-{
-	struct ctl_table_header *hdr;
-	struct ctl_table *table;
-	size_t i;
-
-	table = kmemdup(tmpl, (n + 1) * sizeof(*tmpl), GFP_KERNEL);
-	if (!table)
-		return NULL;
-	for (i = 0; i < n; i++)
-		table[i].data = (char *)cfg + (uintptr_t)table[i].data;
-	hdr = ddack_register_net_sysctl(net, path, table, n);
-	if (!hdr)
-		kfree(table);
-	return hdr;
-}
-
-static inline void airtcp_sysctl_unregister(struct ctl_table_header *hdr)
-{
-	const struct ctl_table *table = hdr->ctl_table_arg;
-
-	unregister_net_sysctl_table(hdr);
-	kfree(table);
-}
-
-/* ------------------------------------------------ /proc/net/stat/<name> */
-
-/*
- * What a module's statistics file shows.  @counters returns the per-CPU
- * array of @n u64 counters of a namespace; @gauge, if set, a value shown
- * first under @gauge_name (not per CPU: the same on every row).
- */
-struct airtcp_stat_desc {
-	const char *const *names;
-	unsigned int n;
-	const char *gauge_name;
-	u64 __percpu *(*counters)(const struct net *net);
-	unsigned int (*gauge)(const struct net *net);
+struct airtcp_pernet {
+	struct net *net;
+	const struct airtcp_pernet_desc *desc;
+	struct mutex mutex;		/* switches, exiting; modules' own knobs */
+	unsigned long hooked;		/* bit n: switch n's hooks are in */
+	bool exiting;			/* pre_exit ran: never hook again */
+	struct ctl_table_header *sysctl;
+	u64 __percpu *stats;		/* desc->n_stats counters per CPU */
 };
 
-static inline const struct airtcp_stat_desc *airtcp_stat_of(struct seq_file *seq)
-{
-	return pde_data(file_inode(seq->file));
-}
-
-static inline void *airtcp_stat_cpu_next(struct seq_file *seq, loff_t *pos)
-{
-	const struct airtcp_stat_desc *desc = airtcp_stat_of(seq);
-	int cpu;
-
-	for (cpu = *pos - 1; cpu < nr_cpu_ids; cpu++) {
-		if (!cpu_possible(cpu))
-			continue;
-		*pos = cpu + 1;
-		return per_cpu_ptr(desc->counters(seq_file_net(seq)), cpu);
-	}
-	(*pos)++;
-	return NULL;
-}
-
-static inline void *airtcp_stat_start(struct seq_file *seq, loff_t *pos)
-{
-	if (*pos == 0)
-		return SEQ_START_TOKEN;
-	return airtcp_stat_cpu_next(seq, pos);
-}
-
-static inline void *airtcp_stat_next(struct seq_file *seq, void *v, loff_t *pos)
-{
-	(*pos)++;
-	return airtcp_stat_cpu_next(seq, pos);
-}
-
-static inline void airtcp_stat_stop(struct seq_file *seq, void *v)
-{
-}
-
-static inline int airtcp_stat_show(struct seq_file *seq, void *v)
-{
-	const struct airtcp_stat_desc *desc = airtcp_stat_of(seq);
-	const u64 *count = v;
-	unsigned int i;
-
-	if (v == SEQ_START_TOKEN) {
-		if (desc->gauge_name)
-			seq_printf(seq, "%s ", desc->gauge_name);
-		for (i = 0; i < desc->n; i++)
-			seq_printf(seq, i ? " %s" : "%s", desc->names[i]);
-		seq_putc(seq, '\n');
-		return 0;
-	}
-	if (desc->gauge)
-		seq_printf(seq, "%08x ", desc->gauge(seq_file_net(seq)));
-	for (i = 0; i < desc->n; i++)
-		seq_printf(seq, i ? " %08llx" : "%08llx", READ_ONCE(count[i]));
-	seq_putc(seq, '\n');
-	return 0;
-}
-
-static const struct seq_operations airtcp_stat_seq_ops = {
-	.start	= airtcp_stat_start,
-	.next	= airtcp_stat_next,
-	.stop	= airtcp_stat_stop,
-	.show	= airtcp_stat_show,
+/* What one switch knob turns on and off, under the mutex. */
+struct airtcp_switch {
+	unsigned int bit;		/* its bit of pn->hooked */
+	const struct nf_hook_ops *ops;	/* registered while it is on */
+	unsigned int n_ops;
+	/* Optional: once a write of 0 has unhooked (not at exit). */
+	void (*drain)(struct net *net);
 };
 
-static inline u64 __percpu *airtcp_stat_alloc(unsigned int n)
-{
-	return __alloc_percpu(n * sizeof(u64), __alignof__(u64));
+/* One line of a <module>_knobs.h list, as the module keeps it. */
+struct airtcp_knob {
+	const char *name;
+	size_t offset;			/* of its int in the per-netns struct */
+	proc_handler *handler;
+	const struct airtcp_switch *sw;	/* set for switches */
+	umode_t mode;
+	int def;
+	int min;
+	int max;
+	int userns_max;			/* limits: above, capable() only */
+};
+
+/*
+ * A <module>_knobs.h list has one line per knob, with no include guard:
+ *
+ *   AIRTCP_SWITCH(name, switch, meaning)
+ *   AIRTCP_KNOB(name, handler, default, min, max, unit, meaning)
+ *   AIRTCP_LIMIT(name, default, min, max, userns_max, unit, meaning)
+ *   AIRTCP_STATUS(name, handler, unit, meaning)       read-only
+ *
+ * A limit bounds what the module may allocate or keep for the namespace.
+ * The namespace's owner writes it up to userns_max; above that only a
+ * writer with CAP_NET_ADMIN in the initial user namespace may
+ * (airtcp_sysctl_limit(): EPERM), since the root of a user namespace is
+ * any local user, and the module's data-path memory is not charged to
+ * anyone's memory cgroup (it is allocated in softirq context, where the
+ * kernel has no task to charge).
+ *
+ * unit is a unit of measure, or for a choice the names of the values
+ * 0, 1, ... separated by "|".  airtcp_knobs.h makes the list into an
+ * array of struct airtcp_knob; tests/knobs_dump.c makes it into
+ * kmod/knobs.json, against which the testbed's plugins and the
+ * documentation's knob tables are checked.
+ */
+#define AIRTCP_KNOB_ENTRY(owner, field, fn, d, lo, hi) {		\
+	.name		= #field,					\
+	.offset		= offsetof(owner, cfg.field),			\
+	.handler	= fn,						\
+	.mode		= 0644,						\
+	.def		= d,						\
+	.min		= lo,						\
+	.max		= hi,						\
 }
 
-static inline int airtcp_stat_create(struct net *net, const char *name,
-				     const struct airtcp_stat_desc *desc)
-{
-	if (!proc_create_net_data(name, 0444, net->proc_net_stat,
-				  &airtcp_stat_seq_ops,
-				  sizeof(struct seq_net_private), (void *)desc))
-		return -ENOMEM;
-	return 0;
+#define AIRTCP_LIMIT_ENTRY(owner, field, d, lo, hi, uhi) {		\
+	.name		= #field,					\
+	.offset		= offsetof(owner, cfg.field),			\
+	.handler	= airtcp_sysctl_limit,				\
+	.mode		= 0644,						\
+	.def		= d,						\
+	.min		= lo,						\
+	.max		= hi,						\
+	.userns_max	= uhi,						\
 }
 
-static inline void airtcp_stat_remove(struct net *net, const char *name)
-{
-	remove_proc_entry(name, net->proc_net_stat);
+#define AIRTCP_SWITCH_ENTRY(owner, field, s) {				\
+	.name		= #field,					\
+	.offset		= offsetof(owner, cfg.field),			\
+	.handler	= airtcp_sysctl_switch,				\
+	.sw		= &(s),						\
+	.mode		= 0644,						\
+	.max		= 1,						\
 }
+
+#define AIRTCP_STATUS_ENTRY(owner, field, fn) {				\
+	.name		= #field,					\
+	.offset		= offsetof(owner, cfg.field),			\
+	.handler	= fn,						\
+	.mode		= 0444,						\
+}
+
+/* What a module registers per namespace. */
+struct airtcp_pernet_desc {
+	const char *name;		/* /proc/net/stat/<name> */
+	const char *sysctl_path;	/* "net/<name>" */
+	unsigned int *net_id;		/* pernet_operations.id */
+	const struct airtcp_knob *knobs;
+	unsigned int n_knobs;
+	const char *const *stat_names;
+	unsigned int n_stats;
+	const char *gauge_name;		/* optional: a level, not a count */
+	unsigned int (*gauge)(struct airtcp_pernet *pn);
+};
+
+static inline struct airtcp_pernet *airtcp_pernet(const struct net *net,
+						  unsigned int net_id)
+{
+	return net_generic(net, net_id);
+}
+
+static inline void airtcp_stat_add(struct airtcp_pernet *pn, unsigned int i,
+				   u64 n)
+{
+	this_cpu_add(pn->stats[i], n);
+}
+
+static inline void airtcp_stat_inc(struct airtcp_pernet *pn, unsigned int i)
+{
+	airtcp_stat_add(pn, i, 1);
+}
+
+int airtcp_pernet_init(struct airtcp_pernet *pn, struct net *net,
+		       const struct airtcp_pernet_desc *desc);
+void airtcp_pernet_pre_exit(struct airtcp_pernet *pn);
+void airtcp_pernet_exit(struct airtcp_pernet *pn);
+
+int airtcp_sysctl_switch(AIRTCP_CTL_TABLE *table, int write, void *buffer,
+			 size_t *lenp, loff_t *ppos);
+int airtcp_sysctl_limit(AIRTCP_CTL_TABLE *table, int write, void *buffer,
+			size_t *lenp, loff_t *ppos);
 
 #endif /* _AIRTCP_PERNET_H */

@@ -2,37 +2,33 @@
 /*
  * tcp_ddack: receiver-side Delayed Duplicate ACKs (Vaidya et al. 1999, §5).
  *
- * Shared definitions of the three parts of the module:
- *   ddack_main.c  module init/exit, per-netns set-up, sysctls, statistics
- *   ddack_hook.c  the LOCAL_OUT hook: parse, classify, verdict
- *   ddack_flow.c  the per-flow state machine: hold, discard, release
+ * Shared definitions of the parts of the module (call graph: README.rst):
+ *   ddack_main.c   module init/exit, per-netns set-up, knobs, statistics
+ *   ddack_hook.c   the LOCAL_OUT hook: parse, then carry out the decision
+ *                  on the segment (pass, stolen, SACK stripped)
+ *   ddack_flow.c   the flow table; carries out the decisions on a flow
+ *                  (hold, discard, release: queues, timers, counters)
+ *   ddack_dda.c    the per-flow state machine that decides, pure
+ *   ddack_knobs.h  net.tcp_ddack.*, every knob once
  */
 #ifndef _DDACK_H
 #define _DDACK_H
 
 #include <linux/hrtimer.h>
 #include <linux/in6.h>
-#include <linux/mutex.h>
 #include <linux/netfilter.h>
-#include <linux/percpu.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
-#include <net/net_namespace.h>
-#include <net/netns/generic.h>
 
-#include "compat.h"
-
-/* How dupacks of senders with SACK are treated (net.tcp_ddack.sack_mode). */
-enum ddack_sack_mode {
-	DDACK_SACK_KEEP = 0,	/* the paper: only the count matters */
-	DDACK_SACK_STRIP = 1,	/* early dupacks leave without SACK blocks */
-	DDACK_SACK_HOLD = 2,	/* SACK-bearing dupacks are held from the 1st */
-};
+#include "airtcp_pernet.h"
+#include "airtcp_tcp.h"
+#include "ddack_dda.h"
 
 /*
- * Per-netns configuration, one int per sysctl so that proc_dointvec_minmax
- * validates every write.  The data path reads these with READ_ONCE().
+ * Per-netns knobs (ddack_knobs.h), one int per sysctl so that
+ * proc_dointvec_minmax validates every write.  The data path reads them
+ * with READ_ONCE().
  */
 struct ddack_cfg {
 	int enabled;
@@ -40,6 +36,7 @@ struct ddack_cfg {
 	int threshold;
 	int pace_us;
 	int max_held;
+	int max_held_total;
 	int max_flows;
 	int flow_timeout_s;
 	int sack_mode;
@@ -74,12 +71,11 @@ enum ddack_stat {
 	DDACK_STAT_FLOWS_UNTRACKED,	/* not tracked: max_flows reached */
 	DDACK_STAT_ADAPT_SAMPLES,	/* hole-fill times fed to adaptive d */
 	DDACK_STAT_ADAPT_IGNORED,	/* fills attributed to the sender */
-	DDACK_STAT_ERRORS,		/* passed unheld: no memory, dying route */
+	DDACK_STAT_ERRORS,		/* passed unheld: no memory; dropped: dying route */
+	DDACK_STAT_LIMITED,		/* sent at once: max_held_total reached */
+	DDACK_STAT_CAPPED,		/* paced releases cut short by the hold cap */
+	DDACK_STAT_GC_SENT,		/* held, sent by the collector: stale flow */
 	DDACK_STAT_MAX
-};
-
-struct ddack_stats {
-	u64 count[DDACK_STAT_MAX];
 };
 
 /* Flow key: addresses and ports as on the wire; the netns is implicit. */
@@ -101,15 +97,11 @@ struct ddack_table {
 };
 
 struct ddack_net {
-	struct ddack_cfg cfg;
-	struct net *net;
-	struct mutex mutex;		/* hooks_on, exiting, delay bounds */
-	bool hooks_on;
-	bool exiting;			/* pre_exit ran: never register again */
-	struct ctl_table_header *sysctl;
-	struct ddack_stats __percpu *stats;
+	struct airtcp_pernet pn;	/* first: the shared code finds it */
+	struct ddack_cfg cfg;		/* pn.mutex: the delay bounds */
 	struct ddack_table *table;
 	struct delayed_work gc;
+	atomic_t held;			/* ACKs held by all flows now */
 	spinlock_t est_lock;		/* adaptive-d estimator */
 	u32 est_us;
 };
@@ -124,17 +116,9 @@ struct ddack_flow {
 
 	spinlock_t lock;		/* everything below */
 	bool dead;			/* unlinked or being freed: hands off */
-	bool closed;			/* FIN or RST seen: no more holding */
-	bool ack_valid;
-	bool released;			/* the timer fired in this episode */
 	const struct sock *sk;		/* identity only, never dereferenced */
-	u32 last_ack;
-	u16 last_win;			/* raw 16-bit field, as the sender sees it */
-	u32 dupcnt;			/* dupacks in the current episode */
-	ktime_t episode_start;
-	ktime_t release_at;		/* next held ACK is due then */
-	ktime_t released_at;
-	unsigned long last_seen;	/* jiffies */
+	s64 last_seen;			/* ns, the clock of the state machine */
+	struct ddack_dda dda;		/* the state machine's */
 
 	struct sk_buff_head held;
 	int (*okfn)(struct net *net, struct sock *sk, struct sk_buff *skb);
@@ -148,45 +132,27 @@ static inline struct ddack_net *ddack_pernet(const struct net *net)
 	return net_generic(net, ddack_net_id);
 }
 
-static inline void ddack_stat_add(struct ddack_net *dn, enum ddack_stat s,
-				  u64 n)
-{
-	this_cpu_add(dn->stats->count[s], n);
-}
-
-static inline void ddack_stat_inc(struct ddack_net *dn, enum ddack_stat s)
-{
-	ddack_stat_add(dn, s, 1);
-}
-
 /* What the hook learnt about one outgoing segment (ddack_hook.c). */
 struct ddack_pkt {
 	struct ddack_key key;
-	u32 ack;
-	u16 win;
-	bool pure_ack;		/* ACK, no SYN/FIN/RST, no payload */
-	bool ends_flow;		/* FIN or RST */
-	bool has_sack;
-	bool sack_hole;		/* a SACK block above the ACK: a hole is open */
+	struct ddack_seg in;	/* for the state machine */
+	struct airtcp_seg seg;
 	u8 sack_off;		/* SACK option: offset in the options ... */
-	u8 sack_len;		/* ... and length, when has_sack */
-	u16 thoff;		/* TCP header offset from skb->data */
-	u16 doff;		/* TCP header length in bytes */
-	u32 rcv_rtt_us;		/* the socket's receive-side RTT estimate */
+	u8 sack_len;		/* ... and length, when in.has_sack */
 };
 
 /* ddack_flow.c */
 int ddack_table_init(struct ddack_net *dn);
 void ddack_table_flush(struct ddack_net *dn, bool transmit);
-unsigned int ddack_flow_packet(struct ddack_net *dn, struct sk_buff *skb,
-			       const struct nf_hook_state *state,
-			       const struct ddack_pkt *pkt);
+struct ddack_decision ddack_flow_packet(struct ddack_net *dn,
+					struct sk_buff *skb,
+					const struct nf_hook_state *state,
+					struct ddack_pkt *pkt);
 void ddack_gc_work(struct work_struct *work);
 u32 ddack_delay_us(struct ddack_net *dn);
+void ddack_flow_drain(struct net *net);
 
 /* ddack_hook.c */
-int ddack_hooks_register(struct net *net);
-void ddack_hooks_unregister(struct net *net);
-int ddack_strip_sack(struct sk_buff *skb, const struct ddack_pkt *pkt);
+extern const struct airtcp_switch ddack_switch;
 
 #endif /* _DDACK_H */

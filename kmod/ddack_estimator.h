@@ -16,9 +16,10 @@
 #ifndef _DDACK_ESTIMATOR_H
 #define _DDACK_ESTIMATOR_H
 
-/* Userspace tests define u32 and u64 before including this file. */
 #ifdef __KERNEL__
 #include <linux/types.h>
+#else
+#include "tests/kernel_types.h"
 #endif
 
 #define DDACK_EST_UNIT_SHIFT	4

@@ -1,31 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * tcp_ddack: per-flow state, the hold/discard/release state machine.
+ * tcp_ddack: the flow table, and the hands of the state machine.
  *
  * One entry per TCP connection whose receiver sends pure ACKs in this
- * netns.  A duplicate ACK is a pure ACK whose ack number and raw window
- * equal those of the previous ACK of the flow (RFC 5681's definition, the
- * one a Linux sender applies).  Per loss episode (a run of dupacks):
- *
- *              new cumulative ACK (any state): held ACKs discarded,
- *              fill time -> adaptive d; back to IDLE
- *   +------+   dupack #1..threshold    +-----------+
- *   | IDLE |-------------------------->| IMMEDIATE |  sent at once
- *   +------+                           +-----------+  (SACK stripped in
- *                                            |          sack_mode 1)
- *                 dupack #threshold+1        v
- *                 (stolen, timer armed) +---------+  more dupacks:
- *                                       | HOLDING |  stolen too
- *                                       +---------+  (oldest freed
- *                                            |        past max_held)
- *                 d after the first hold     v
- *                                       +----------+  held ACKs sent,
- *                                       | RELEASED |  one per pace_us;
- *                                       +----------+  later dupacks of
- *                                                     the episode at once
- *
- * FIN or RST from the socket: held ACKs freed, the flow closed (no more
- * holding) and reaped by the garbage collector.
+ * netns.  What happens to a segment and to what a flow holds is decided
+ * by ddack_dda.c (the diagram is in ddack_dda.h); this file carries it
+ * out: it queues and frees held skbs, arms and stops the flow's timer,
+ * sends what the timer releases, feeds adaptive d and counts.
  *
  * Lifetime rules (see also Documentation/tcp_ddack.rst):
  *  - flows are found under RCU and changed under their own lock; only
@@ -35,7 +16,12 @@
  *  - a held skb keeps its socket's memory pinned through its destructor, as
  *    in a qdisc, and its route through skb_dst_force(); it is sent with the
  *    continuation of the hook (dst_output) or freed, never leaked: every
- *    path that empties f->held either sends or frees what it took.
+ *    path that empties f->held either sends or frees what it took, and
+ *    takes it off the namespace's count (dn->held, max_held_total);
+ *  - the flow's timer is only ever started (hrtimer_start()) under the
+ *    flow's lock, at the state machine's release_at; the callback never
+ *    writes the expiry of a timer that may be queued again (see
+ *    ddack_timer_fn()).
  */
 #include <linux/jhash.h>
 #include <linux/random.h>
@@ -61,7 +47,8 @@ int ddack_table_init(struct ddack_net *dn)
 	struct ddack_table *t;
 	int i;
 
-	t = kvzalloc(sizeof(*t), GFP_KERNEL);
+	/* Made when the namespace is: charged to whoever creates it. */
+	t = kvzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	if (!t)
 		return -ENOMEM;
 	for (i = 0; i < ARRAY_SIZE(t->buckets); i++) {
@@ -114,7 +101,7 @@ static void ddack_send(struct ddack_net *dn,
 	 */
 	while ((skb = __skb_dequeue(list))) {
 		rcu_read_lock();
-		okfn(dn->net, skb->sk, skb);
+		okfn(dn->pn.net, skb->sk, skb);
 		rcu_read_unlock();
 	}
 }
@@ -131,110 +118,82 @@ static void ddack_free(struct sk_buff_head *list, bool consumed)
 	}
 }
 
+/* Take @n held ACKs off the namespace's count.  Caller holds f->lock. */
+static void ddack_unheld(struct ddack_net *dn, unsigned int n)
+{
+	if (n)
+		atomic_sub(n, &dn->held);
+}
+
+/* Start the timer at the state machine's release_at.  Caller holds f->lock. */
+static void ddack_arm(struct ddack_flow *f)
+{
+	hrtimer_start(&f->timer, ns_to_ktime(f->dda.release_at),
+		      HRTIMER_MODE_ABS_SOFT);
+}
+
+/*
+ * The flow's timer.  It re-arms itself with hrtimer_start() under the
+ * flow's lock and returns HRTIMER_NORESTART, never with
+ * hrtimer_set_expires() and HRTIMER_RESTART: while this callback waited
+ * for the lock, the hook may have started the timer again (a new hold
+ * after a cancel that found the callback running), and the hrtimer code
+ * then has the timer queued already (__run_hrtimer(), kernel/time/
+ * hrtimer.c:1757-1768 in 6.1: "hrtimer_start_range_ns() can have popped
+ * in and enqueued the timer"); writing the expiry of a queued timer
+ * breaks the order of its base's tree.  hrtimer_start() dequeues and
+ * queues again, so whichever of the hook and this callback holds the
+ * lock last sets the expiry, from the state it leaves
+ * (Documentation/kernel-notes.rst §9).
+ */
 static enum hrtimer_restart ddack_timer_fn(struct hrtimer *timer)
 {
 	struct ddack_flow *f = container_of(timer, struct ddack_flow, timer);
 	int (*okfn)(struct net *, struct sock *, struct sk_buff *) = NULL;
-	enum hrtimer_restart ret = HRTIMER_NORESTART;
 	struct ddack_net *dn = f->dn;
+	struct ddack_release release;
 	struct sk_buff_head out;
-	ktime_t now = ktime_get();
-	u32 pace;
 
 	__skb_queue_head_init(&out);
 	spin_lock(&f->lock);	/* soft hrtimer: BHs are already off */
-	if (f->dead || skb_queue_empty(&f->held))
+	if (f->dead)
 		goto unlock;
-	/*
-	 * The timer may belong to an earlier episode whose cancel raced with
-	 * this callback; never release before this episode's deadline.
-	 */
-	if (ktime_before(now, f->release_at)) {
-		hrtimer_set_expires(timer, f->release_at);
-		ret = HRTIMER_RESTART;
-		goto unlock;
-	}
-	if (!f->released) {
-		f->released = true;
-		f->released_at = now;
-		ddack_stat_inc(dn, DDACK_STAT_EPISODES_RELEASED);
-	}
-	pace = READ_ONCE(dn->cfg.pace_us);
-	if (pace) {
-		__skb_queue_tail(&out, __skb_dequeue(&f->held));
-		if (!skb_queue_empty(&f->held)) {
-			f->release_at = ktime_add_us(now, pace);
-			hrtimer_set_expires(timer, f->release_at);
-			ret = HRTIMER_RESTART;
-		}
-	} else {
+	release = ddack_dda_timer(&f->dda, ktime_get_ns(),
+				  skb_queue_len(&f->held),
+				  READ_ONCE(dn->cfg.pace_us));
+	if (release.first)
+		airtcp_stat_inc(&dn->pn, DDACK_STAT_EPISODES_RELEASED);
+	if (release.capped)
+		airtcp_stat_inc(&dn->pn, DDACK_STAT_CAPPED);
+	if (release.rearm)
+		ddack_arm(f);
+	if (release.send >= skb_queue_len(&f->held))
 		skb_queue_splice_init(&f->held, &out);
-	}
-	okfn = f->okfn;
+	else
+		while (release.send--)
+			__skb_queue_tail(&out, __skb_dequeue(&f->held));
+	ddack_unheld(dn, skb_queue_len(&out));
+	if (!skb_queue_empty(&out))
+		okfn = f->okfn;
 unlock:
 	spin_unlock(&f->lock);
 	if (okfn) {
-		ddack_stat_add(dn, DDACK_STAT_RELEASED, skb_queue_len(&out));
+		airtcp_stat_add(&dn->pn, DDACK_STAT_RELEASED, skb_queue_len(&out));
 		ddack_send(dn, okfn, &out);
 	}
-	return ret;
+	return HRTIMER_NORESTART;
 }
 
-/* Feed one episode's fill time to adaptive d.  Caller holds f->lock. */
-static void ddack_adapt(struct ddack_net *dn, struct ddack_flow *f,
-			ktime_t now, u32 rcv_rtt_us)
+/* A hole-fill time for adaptive d.  Caller holds f->lock: BHs are off. */
+static void ddack_adapt(struct ddack_net *dn, u32 fill_us)
 {
-	u32 fill_us, est;
+	u32 est;
 
-	if (!READ_ONCE(dn->cfg.adaptive))
-		return;
-	/*
-	 * A fill that comes more than half a round trip after our release is
-	 * most likely the sender's retransmission, prompted by what we
-	 * released: it measures the sender, not the local repair that d
-	 * has to wait for.  Counting it would make d grow with every
-	 * congestion loss (fill = d + RTT), without bound.
-	 */
-	if (f->released &&
-	    (!rcv_rtt_us ||
-	     ktime_us_delta(now, f->released_at) > rcv_rtt_us / 2)) {
-		ddack_stat_inc(dn, DDACK_STAT_ADAPT_IGNORED);
-		return;
-	}
-	fill_us = min_t(s64, ktime_us_delta(now, f->episode_start),
-			DDACK_EST_MAX_US);
 	spin_lock(&dn->est_lock);
 	est = ddack_est_update(dn->est_us, fill_us,
 			       READ_ONCE(dn->cfg.adaptive_pct));
 	WRITE_ONCE(dn->est_us, est);
 	spin_unlock(&dn->est_lock);
-	ddack_stat_inc(dn, DDACK_STAT_ADAPT_SAMPLES);
-}
-
-/*
- * The cumulative ACK advanced: the hole is filled.  Held dupacks are
- * moved to @drop (to be freed by the caller) and the timer stopped.
- * Caller holds f->lock.
- */
-static void ddack_episode_end(struct ddack_net *dn, struct ddack_flow *f,
-			      struct sk_buff_head *drop, ktime_t now,
-			      u32 rcv_rtt_us)
-{
-	if (!f->dupcnt)
-		return;
-	if (!skb_queue_empty(&f->held)) {
-		ddack_stat_add(dn, DDACK_STAT_DISCARDED,
-			       skb_queue_len(&f->held));
-		/* Filled in time, unless pacing had begun the release. */
-		if (!f->released)
-			ddack_stat_inc(dn, DDACK_STAT_EPISODES_FILLED);
-		skb_queue_splice_tail_init(&f->held, drop);
-		/* -1 (callback running) is fine: it finds nothing due. */
-		hrtimer_try_to_cancel(&f->timer);
-	}
-	ddack_adapt(dn, f, now, rcv_rtt_us);
-	f->dupcnt = 0;
-	f->released = false;
 }
 
 static void ddack_flow_create(struct ddack_net *dn, const struct ddack_pkt *pkt,
@@ -245,27 +204,27 @@ static void ddack_flow_create(struct ddack_net *dn, const struct ddack_pkt *pkt,
 
 	if (atomic_inc_return(&t->count) > READ_ONCE(dn->cfg.max_flows)) {
 		atomic_dec(&t->count);
-		ddack_stat_inc(dn, DDACK_STAT_FLOWS_UNTRACKED);
+		airtcp_stat_inc(&dn->pn, DDACK_STAT_FLOWS_UNTRACKED);
 		return;
 	}
 	f = kzalloc(sizeof(*f), GFP_ATOMIC);
 	if (!f) {
 		atomic_dec(&t->count);
-		ddack_stat_inc(dn, DDACK_STAT_ERRORS);
+		airtcp_stat_inc(&dn->pn, DDACK_STAT_ERRORS);
 		return;
 	}
 	f->key = pkt->key;
 	f->dn = dn;
 	f->sk = sk;
-	f->ack_valid = true;
-	f->last_ack = pkt->ack;
-	f->last_win = pkt->win;
-	f->last_seen = jiffies;
+	f->dda.state = DDACK_IDLE;
+	f->dda.last_ack = pkt->in.ack;
+	f->dda.last_win = pkt->in.win;
+	f->last_seen = pkt->in.now;
 	spin_lock_init(&f->lock);
 	__skb_queue_head_init(&f->held);
 	INIT_LIST_HEAD(&f->gc_node);
-	ddack_hrtimer_setup(&f->timer, ddack_timer_fn, CLOCK_MONOTONIC,
-			    HRTIMER_MODE_ABS_SOFT);
+	airtcp_hrtimer_setup(&f->timer, ddack_timer_fn, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_ABS_SOFT);
 
 	spin_lock_bh(&t->locks[bucket]);
 	if (ddack_lookup(t, &pkt->key, bucket)) {
@@ -277,147 +236,148 @@ static void ddack_flow_create(struct ddack_net *dn, const struct ddack_pkt *pkt,
 	}
 	hlist_add_head_rcu(&f->node, &t->buckets[bucket]);
 	spin_unlock_bh(&t->locks[bucket]);
-	ddack_stat_inc(dn, DDACK_STAT_FLOWS_CREATED);
+	airtcp_stat_inc(&dn->pn, DDACK_STAT_FLOWS_CREATED);
 	queue_delayed_work(system_power_efficient_wq, &dn->gc,
 			   DDACK_GC_INTERVAL);
 }
 
-/*
- * One outgoing TCP segment of a local socket.  Returns the hook's verdict:
- * NF_STOLEN when the skb is now held by the flow.
- */
-unsigned int ddack_flow_packet(struct ddack_net *dn, struct sk_buff *skb,
-			       const struct nf_hook_state *state,
-			       const struct ddack_pkt *pkt)
+/* The knobs the state machine reads, for one segment. */
+static void ddack_params(struct ddack_net *dn, struct ddack_params *params)
 {
-	struct ddack_table *t = dn->table;
-	unsigned int verdict = NF_ACCEPT;
-	struct sk_buff_head discard, evict;
-	bool strip = false, arm = false;
-	struct ddack_flow *f;
-	u32 bucket, thresh, d;
-	ktime_t now;
-	int mode;
+	params->delay_us = ddack_delay_us(dn);
+	params->threshold = READ_ONCE(dn->cfg.threshold);
+	params->max_held = READ_ONCE(dn->cfg.max_held);
+	params->sack_mode = READ_ONCE(dn->cfg.sack_mode);
+	params->adaptive = READ_ONCE(dn->cfg.adaptive);
+}
 
+static void ddack_count(struct ddack_net *dn, u32 events)
+{
+	static const u8 stat_of[] = {
+		[ilog2(DDACK_EV_DUPACK)]	= DDACK_STAT_DUPACKS,
+		[ilog2(DDACK_EV_EPISODE)]	= DDACK_STAT_EPISODES,
+		[ilog2(DDACK_EV_IMMEDIATE)]	= DDACK_STAT_IMMEDIATE,
+		[ilog2(DDACK_EV_FILLED)]	= DDACK_STAT_EPISODES_FILLED,
+		[ilog2(DDACK_EV_ADAPT_SAMPLE)]	= DDACK_STAT_ADAPT_SAMPLES,
+		[ilog2(DDACK_EV_ADAPT_IGNORED)]	= DDACK_STAT_ADAPT_IGNORED,
+		[ilog2(DDACK_EV_LIMITED)]	= DDACK_STAT_LIMITED,
+	};
+	unsigned long bits = events;
+	unsigned int ev;
+
+	for_each_set_bit(ev, &bits, ARRAY_SIZE(stat_of))
+		airtcp_stat_inc(&dn->pn, stat_of[ev]);
+}
+
+/*
+ * One outgoing TCP segment of a local socket: the state machine's
+ * decision, with what concerns the flow done.  DDACK_HOLD: the flow has
+ * the skb now (the hook returns NF_STOLEN); DDACK_PASS: the hook sends it,
+ * without its SACK blocks if decision.strip says so; DDACK_DROP: its
+ * route could not be kept (skb_dst_force() failed and left it without
+ * one), the hook drops it.
+ */
+struct ddack_decision ddack_flow_packet(struct ddack_net *dn,
+					struct sk_buff *skb,
+					const struct nf_hook_state *state,
+					struct ddack_pkt *pkt)
+{
+	struct ddack_decision decision = { .verdict = DDACK_PASS };
+	struct ddack_table *t = dn->table;
+	struct sk_buff_head discard, flush;
+	struct ddack_params params;
+	struct ddack_flow *f;
+	u32 bucket;
+
+	pkt->in.now = ktime_get_ns();
 	bucket = ddack_bucket(t, &pkt->key);
 	f = ddack_lookup(t, &pkt->key, bucket);
 	if (!f) {
-		if (pkt->pure_ack && !pkt->ends_flow)
+		if (pkt->in.pure_ack && !pkt->in.ends_flow)
 			ddack_flow_create(dn, pkt, skb->sk, bucket);
-		return NF_ACCEPT;
+		return decision;
 	}
 
 	__skb_queue_head_init(&discard);
-	__skb_queue_head_init(&evict);
-	mode = READ_ONCE(dn->cfg.sack_mode);
-	d = ddack_delay_us(dn);
-	now = ktime_get();
+	__skb_queue_head_init(&flush);
+	ddack_params(dn, &params);
+	/*
+	 * Room for one more: read, not reserved, so concurrent holds on
+	 * other CPUs may pass max_held_total by one each.
+	 */
+	pkt->in.may_hold = atomic_read(&dn->held) <
+			   READ_ONCE(dn->cfg.max_held_total);
 	spin_lock_bh(&f->lock);
 	if (f->dead)
 		goto unlock;
-	f->last_seen = jiffies;
+	f->last_seen = pkt->in.now;
+	pkt->in.new_socket = f->sk != skb->sk;
+	f->sk = skb->sk;
+	pkt->in.held = skb_queue_len(&f->held);
 
-	if (unlikely(f->sk != skb->sk)) {
-		/* The 4-tuple was reused by a new connection: start over. */
-		ddack_stat_add(dn, DDACK_STAT_FLUSHED, skb_queue_len(&f->held));
-		skb_queue_splice_tail_init(&f->held, &evict);
+	decision = ddack_dda_segment(&f->dda, &params, &pkt->in);
+
+	if (decision.drop == DDACK_DISCARD_HELD) {
+		airtcp_stat_add(&dn->pn, DDACK_STAT_DISCARDED, pkt->in.held);
+		skb_queue_splice_tail_init(&f->held, &discard);
+	} else if (decision.drop == DDACK_FLUSH_HELD) {
+		airtcp_stat_add(&dn->pn, DDACK_STAT_FLUSHED, pkt->in.held);
+		skb_queue_splice_tail_init(&f->held, &flush);
+	}
+	if (decision.drop != DDACK_KEEP_HELD)
+		ddack_unheld(dn, pkt->in.held);
+	/* -1 (callback running) is fine: it finds nothing due. */
+	if (decision.cancel)
 		hrtimer_try_to_cancel(&f->timer);
-		f->sk = skb->sk;
-		f->closed = false;
-		f->ack_valid = false;
-		f->dupcnt = 0;
-		f->released = false;
+	if (decision.events & DDACK_EV_ADAPT_SAMPLE)
+		ddack_adapt(dn, decision.fill_us);
+	if (decision.verdict == DDACK_HOLD) {
+		/*
+		 * The route was attached without a reference (noref dst).
+		 * If it cannot be kept, skb_dst_force() leaves the skb with
+		 * no route at all: it cannot be sent either.  The machine
+		 * believes one more is held; with none, its next hold arms
+		 * the timer again.
+		 */
+		if (!skb_dst_force(skb)) {
+			airtcp_stat_inc(&dn->pn, DDACK_STAT_ERRORS);
+			decision.verdict = DDACK_DROP;
+			goto unlock;
+		}
+		if (decision.arm)
+			f->okfn = state->okfn;
+		__skb_queue_tail(&f->held, skb);
+		atomic_inc(&dn->held);
+		airtcp_stat_inc(&dn->pn, DDACK_STAT_HELD);
+		if (decision.evict) {
+			__skb_queue_tail(&flush, __skb_dequeue(&f->held));
+			ddack_unheld(dn, 1);
+			airtcp_stat_inc(&dn->pn, DDACK_STAT_EVICTED);
+		}
+		if (decision.arm)
+			ddack_arm(f);
 	}
-	if (pkt->ends_flow) {
-		ddack_stat_add(dn, DDACK_STAT_FLUSHED, skb_queue_len(&f->held));
-		skb_queue_splice_tail_init(&f->held, &evict);
-		hrtimer_try_to_cancel(&f->timer);
-		f->closed = true;
-		f->dupcnt = 0;
-		goto unlock;
-	}
-	if (f->closed)
-		goto unlock;
-
-	if (!f->ack_valid || after(pkt->ack, f->last_ack)) {
-		ddack_episode_end(dn, f, &discard, now, pkt->rcv_rtt_us);
-		f->ack_valid = true;
-		f->last_ack = pkt->ack;
-		f->last_win = pkt->win;
-		goto strip_check;
-	}
-	/* Data with a piggy-backed ACK, or an older ACK: not ours to touch. */
-	if (!pkt->pure_ack || pkt->ack != f->last_ack)
-		goto unlock;
-	if (pkt->win != f->last_win) {
-		/* A window update is not a duplicate (RFC 5681, Linux). */
-		f->last_win = pkt->win;
-		goto strip_check;
-	}
-
-	ddack_stat_inc(dn, DDACK_STAT_DUPACKS);
-	if (f->dupcnt++ == 0) {
-		f->episode_start = now;
-		f->released = false;
-		ddack_stat_inc(dn, DDACK_STAT_EPISODES);
-	}
-	thresh = READ_ONCE(dn->cfg.threshold);
-	if (mode == DDACK_SACK_HOLD && pkt->has_sack)
-		thresh = 0;
-	if (f->dupcnt <= thresh || !d || f->released) {
-		ddack_stat_inc(dn, DDACK_STAT_IMMEDIATE);
-		goto strip_check;
-	}
-	/* The route was attached without a reference (noref dst). */
-	if (!skb_dst_force(skb)) {
-		ddack_stat_inc(dn, DDACK_STAT_ERRORS);
-		goto unlock;
-	}
-	if (skb_queue_empty(&f->held)) {
-		f->release_at = ktime_add_us(now, d);
-		f->okfn = state->okfn;
-		arm = true;
-	}
-	__skb_queue_tail(&f->held, skb);
-	ddack_stat_inc(dn, DDACK_STAT_HELD);
-	if (skb_queue_len(&f->held) > READ_ONCE(dn->cfg.max_held)) {
-		__skb_queue_tail(&evict, __skb_dequeue(&f->held));
-		ddack_stat_inc(dn, DDACK_STAT_EVICTED);
-	}
-	if (arm)
-		hrtimer_start(&f->timer, f->release_at, HRTIMER_MODE_ABS_SOFT);
-	verdict = NF_STOLEN;
-	goto unlock;
-strip_check:
-	/*
-	 * sack_mode strip/hold: until this episode's dupacks are released,
-	 * no ACK that leaves now may announce an open hole with SACK blocks
-	 * (early dupacks, window updates, an ACK filling one hole of two);
-	 * a RACK sender would start recovery from any of them.  SACK blocks
-	 * at or below the cumulative ACK (D-SACK alone) pass untouched.
-	 */
-	strip = mode != DDACK_SACK_KEEP && d && pkt->sack_hole &&
-		!f->released;
 unlock:
 	spin_unlock_bh(&f->lock);
+	ddack_count(dn, decision.events);
 	ddack_free(&discard, true);
-	ddack_free(&evict, false);
-	if (strip && ddack_strip_sack(skb, pkt) == 0)
-		ddack_stat_inc(dn, DDACK_STAT_SACK_STRIPPED);
-	return verdict;
+	ddack_free(&flush, false);
+	return decision;
 }
 
 /*
  * Unlink every flow for which @expired says so, then, outside all table
- * locks, wait for its timer, send or free what it still held and free it
- * after an RCU grace period.  Process context only.
+ * locks, wait for its timer, send what it still held (counted in @sent)
+ * or free it (@sent = DDACK_STAT_MAX), and free the flow after an RCU
+ * grace period.  Process context only.
  */
 static void ddack_reap(struct ddack_net *dn,
-		       bool (*expired)(struct ddack_flow *f, unsigned long arg),
-		       unsigned long arg, bool transmit)
+		       bool (*expired)(struct ddack_flow *f, s64 now, s64 arg),
+		       s64 arg, enum ddack_stat sent)
 {
 	int (*okfn)(struct net *, struct sock *, struct sk_buff *) = NULL;
 	struct ddack_table *t = dn->table;
+	s64 now = ktime_get_ns();
 	struct sk_buff_head held;
 	struct ddack_flow *f, *tmp;
 	struct hlist_node *n;
@@ -431,13 +391,14 @@ static void ddack_reap(struct ddack_net *dn,
 		spin_lock_bh(&t->locks[i]);
 		hlist_for_each_entry_safe(f, n, &t->buckets[i], node) {
 			spin_lock(&f->lock);
-			if (!expired(f, arg)) {
+			if (!expired(f, now, arg)) {
 				spin_unlock(&f->lock);
 				continue;
 			}
 			f->dead = true;
 			if (!skb_queue_empty(&f->held))
 				okfn = f->okfn;
+			ddack_unheld(dn, skb_queue_len(&f->held));
 			skb_queue_splice_tail_init(&f->held, &held);
 			spin_unlock(&f->lock);
 			hlist_del_rcu(&f->node);
@@ -451,7 +412,7 @@ static void ddack_reap(struct ddack_net *dn,
 		/* Waits for a callback running on another CPU. */
 		hrtimer_cancel(&f->timer);
 		list_del(&f->gc_node);
-		ddack_stat_inc(dn, DDACK_STAT_FLOWS_EXPIRED);
+		airtcp_stat_inc(&dn->pn, DDACK_STAT_FLOWS_EXPIRED);
 		kfree_rcu(f, rcu);
 	}
 
@@ -461,22 +422,26 @@ static void ddack_reap(struct ddack_net *dn,
 	 * One continuation for all: every held skb was stolen at LOCAL_OUT,
 	 * whose continuation is dst_output() for IPv4 and IPv6 alike.
 	 */
-	if (transmit && okfn) {
-		ddack_stat_add(dn, DDACK_STAT_FLUSH_SENT, skb_queue_len(&held));
+	if (sent != DDACK_STAT_MAX && okfn) {
+		airtcp_stat_add(&dn->pn, sent, skb_queue_len(&held));
 		local_bh_disable();
 		ddack_send(dn, okfn, &held);
 		local_bh_enable();
 	} else {
-		ddack_stat_add(dn, DDACK_STAT_FLUSHED, skb_queue_len(&held));
+		airtcp_stat_add(&dn->pn, DDACK_STAT_FLUSHED, skb_queue_len(&held));
 		ddack_free(&held, false);
 	}
 }
 
-static bool ddack_gc_expired(struct ddack_flow *f, unsigned long timeout)
+/*
+ * Closed, or idle for @timeout_ns: a flow that holds ACKs once those are
+ * past the hold cap too (ddack_dda_expired()); its timer should have
+ * sent them, the collector does.
+ */
+static bool ddack_gc_expired(struct ddack_flow *f, s64 now, s64 timeout_ns)
 {
-	if (!skb_queue_empty(&f->held))
-		return false;	/* its timer sends them within d */
-	return f->closed || time_after(jiffies, f->last_seen + timeout);
+	return ddack_dda_expired(&f->dda, now, f->last_seen, timeout_ns,
+				 skb_queue_len(&f->held));
 }
 
 void ddack_gc_work(struct work_struct *work)
@@ -485,15 +450,28 @@ void ddack_gc_work(struct work_struct *work)
 					    struct ddack_net, gc);
 
 	ddack_reap(dn, ddack_gc_expired,
-		   (unsigned long)READ_ONCE(dn->cfg.flow_timeout_s) * HZ, false);
+		   (s64)READ_ONCE(dn->cfg.flow_timeout_s) * NSEC_PER_SEC,
+		   DDACK_STAT_GC_SENT);
 	if (atomic_read(&dn->table->count))
 		queue_delayed_work(system_power_efficient_wq, &dn->gc,
 				   DDACK_GC_INTERVAL);
 }
 
-static bool ddack_all(struct ddack_flow *f, unsigned long unused)
+static bool ddack_all(struct ddack_flow *f, s64 now, s64 unused)
 {
 	return true;
+}
+
+/*
+ * enabled = 0, once the hooks are out: the connections live on, so what
+ * is held goes out now.
+ */
+void ddack_flow_drain(struct net *net)
+{
+	struct ddack_net *dn = ddack_pernet(net);
+
+	cancel_delayed_work_sync(&dn->gc);
+	ddack_table_flush(dn, true);
 }
 
 /*
@@ -504,5 +482,5 @@ static bool ddack_all(struct ddack_flow *f, unsigned long unused)
  */
 void ddack_table_flush(struct ddack_net *dn, bool transmit)
 {
-	ddack_reap(dn, ddack_all, 0, transmit);
+	ddack_reap(dn, ddack_all, 0, transmit ? DDACK_STAT_FLUSH_SENT : DDACK_STAT_MAX);
 }

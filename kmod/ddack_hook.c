@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * tcp_ddack: the LOCAL_OUT hook.  Parse first, into a plain struct with
- * every length checked; then hand the segment to the flow state machine.
+ * every length checked; hand the segment to its flow (ddack_flow.c),
+ * which returns the state machine's decision; carry out what concerns
+ * the segment itself: stolen (held by the flow), sent, or sent with its
+ * SACK option overwritten by NOPs.
  *
  * The hook sits last on LOCAL_OUT (priority INT_MAX) for IPv4 and IPv6,
  * so calling its continuation later (dst_output) skips no other hook, and
@@ -12,142 +15,68 @@
 #include <linux/ipv6.h>
 #include <linux/netfilter_ipv4.h>
 #include <linux/netfilter_ipv6.h>
-#include <linux/tcp.h>
-#include <asm/unaligned.h>
-#include <net/checksum.h>
-#include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 
 #include "ddack.h"
 
-#define DDACK_MAX_OPTLEN	(MAX_TCP_OPTION_SPACE)
-
 /*
- * Find the SACK option.  The packet is our own stack's, but the parser
- * trusts no length: an option running past the header ends the search.
+ * Find the SACK option and whether a block lies above the ACK (data past
+ * a hole).  The packet is our own stack's, but the parser trusts no
+ * length: an option list that lies ends the search.
  */
 static void ddack_parse_options(const struct sk_buff *skb, struct ddack_pkt *pkt)
 {
-	u8 buf[DDACK_MAX_OPTLEN];
-	unsigned int optlen = pkt->doff - sizeof(struct tcphdr);
-	unsigned int i = 0;
+	unsigned int optlen = airtcp_seg_optlen(&pkt->seg), pos = 0, b;
+	u8 buf[AIRTCP_OPT_SPACE];
+	struct airtcp_opt o;
 	const u8 *opt;
 
 	if (!optlen)
 		return;
-	opt = skb_header_pointer(skb, pkt->thoff + sizeof(struct tcphdr),
-				 optlen, buf);
+	opt = airtcp_seg_options(skb, &pkt->seg, buf);
 	if (!opt)
 		return;
-	while (i < optlen) {
-		u8 kind = opt[i], len;
-
-		if (kind == TCPOPT_EOL)
-			return;
-		if (kind == TCPOPT_NOP) {
-			i++;
+	while (airtcp_opt_next(opt, optlen, &pos, &o) > 0) {
+		if (o.kind != AIRTCP_OPT_SACK)
 			continue;
-		}
-		if (i + 1 >= optlen)
-			return;		/* a kind without its length byte */
-		len = opt[i + 1];
-		if (len < 2 || i + len > optlen)
-			return;		/* length lies about the option */
-		if (kind == TCPOPT_SACK) {
-			unsigned int b;
-
-			pkt->has_sack = true;
-			pkt->sack_off = i;
-			pkt->sack_len = len;
-			/* Blocks of 8 bytes: start, end.  Any start above
-			 * the cumulative ACK means data past a hole.
-			 */
-			for (b = i + 2; b + 8 <= i + len; b += 8)
-				if (after(get_unaligned_be32(opt + b), pkt->ack))
-					pkt->sack_hole = true;
-			return;
-		}
-		i += len;
+		pkt->in.has_sack = true;
+		pkt->sack_off = o.off;
+		pkt->sack_len = o.len;
+		/* Blocks of 8 bytes: start, end. */
+		for (b = o.off + 2; b + 8 <= o.off + o.len; b += 8)
+			if (airtcp_after(airtcp_get32(opt + b), pkt->in.ack))
+				pkt->in.sack_hole = true;
+		return;
 	}
 }
 
 /* 0 if @skb is a TCP segment we understand, its facts in @pkt. */
 static int ddack_parse(const struct sk_buff *skb, u8 pf, struct ddack_pkt *pkt)
 {
-	unsigned int nhoff = skb_network_offset(skb), l4len;
-	struct tcphdr _th;
-	const struct tcphdr *th;
+	const struct tcphdr *th = &pkt->seg.th;
 
 	memset(pkt, 0, sizeof(*pkt));
+	if (airtcp_seg_locate(skb, pf, &pkt->seg))
+		return -EINVAL;
 	if (pf == NFPROTO_IPV4) {
-		const struct iphdr *iph = ip_hdr(skb);
-
-		if (iph->protocol != IPPROTO_TCP || ip_is_fragment(iph))
-			return -EINVAL;
-		if (ntohs(iph->tot_len) < iph->ihl * 4)
-			return -EINVAL;
-		l4len = ntohs(iph->tot_len) - iph->ihl * 4;
-		pkt->thoff = nhoff + iph->ihl * 4;
-		ipv6_addr_set_v4mapped(iph->saddr, &pkt->key.saddr);
-		ipv6_addr_set_v4mapped(iph->daddr, &pkt->key.daddr);
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr, &pkt->key.saddr);
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr, &pkt->key.daddr);
 		pkt->key.family = AF_INET;
 	} else {
-		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
-
-		/* Local TCP sends no extension headers; leave any alone. */
-		if (ip6h->nexthdr != IPPROTO_TCP)
-			return -EINVAL;
-		l4len = ntohs(ip6h->payload_len);
-		pkt->thoff = nhoff + sizeof(*ip6h);
-		pkt->key.saddr = ip6h->saddr;
-		pkt->key.daddr = ip6h->daddr;
+		pkt->key.saddr = ipv6_hdr(skb)->saddr;
+		pkt->key.daddr = ipv6_hdr(skb)->daddr;
 		pkt->key.family = AF_INET6;
 	}
-	th = skb_header_pointer(skb, pkt->thoff, sizeof(_th), &_th);
-	if (!th)
-		return -EINVAL;
-	pkt->doff = th->doff * 4;
-	/* A header shorter than 20 bytes or longer than the segment. */
-	if (pkt->doff < sizeof(*th) || pkt->doff > l4len ||
-	    pkt->thoff + l4len > skb->len)
-		return -EINVAL;
 	pkt->key.sport = th->source;
 	pkt->key.dport = th->dest;
-	pkt->ack = ntohl(th->ack_seq);
-	pkt->win = ntohs(th->window);
-	pkt->ends_flow = th->fin || th->rst;
-	pkt->pure_ack = th->ack && !th->syn && !th->fin && !th->rst &&
-			l4len == pkt->doff;
-	if (pkt->pure_ack)
+	pkt->in.ack = ntohl(th->ack_seq);
+	pkt->in.win = ntohs(th->window);
+	pkt->in.ends_flow = th->fin || th->rst;
+	pkt->in.pure_ack = airtcp_seg_pure_ack(&pkt->seg);
+	if (pkt->in.pure_ack)
 		ddack_parse_options(skb, pkt);
-	return 0;
-}
-
-/*
- * Overwrite the SACK option with NOPs: same length, so no sequence, length
- * or MSS consequences.  Locally generated segments are CHECKSUM_PARTIAL
- * (only the pseudo-header is summed yet): nothing to fix then; otherwise
- * the checksum is updated by the difference.
- */
-int ddack_strip_sack(struct sk_buff *skb, const struct ddack_pkt *pkt)
-{
-	unsigned int optlen = pkt->doff - sizeof(struct tcphdr);
-	__wsum before, after;
-	struct tcphdr *th;
-	u8 *opt;
-
-	if (skb_ensure_writable(skb, pkt->thoff + pkt->doff))
-		return -ENOMEM;
-	th = (struct tcphdr *)(skb->data + pkt->thoff);
-	opt = (u8 *)(th + 1);
-	before = csum_partial(opt, optlen, 0);
-	memset(opt + pkt->sack_off, TCPOPT_NOP, pkt->sack_len);
-	after = csum_partial(opt, optlen, 0);
-	/* Not the pseudo-header: a PARTIAL checksum does not change. */
-	if (skb->ip_summed != CHECKSUM_PARTIAL)
-		csum_replace_by_diff(&th->check, csum_sub(after, before));
 	return 0;
 }
 
@@ -155,6 +84,7 @@ static unsigned int ddack_hook(void *priv, struct sk_buff *skb,
 			       const struct nf_hook_state *state)
 {
 	struct ddack_net *dn = ddack_pernet(state->net);
+	struct ddack_decision decision;
 	struct sock *sk = skb->sk;
 	struct ddack_pkt pkt;
 
@@ -168,11 +98,25 @@ static unsigned int ddack_hook(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	if (ddack_parse(skb, state->pf, &pkt))
 		return NF_ACCEPT;
-	if (pkt.pure_ack)
-		ddack_stat_inc(dn, DDACK_STAT_ACKS);
-	/* We run in the socket's transmit path, under its lock. */
-	pkt.rcv_rtt_us = READ_ONCE(tcp_sk(sk)->rcv_rtt_est.rtt_us) >> 3;
-	return ddack_flow_packet(dn, skb, state, &pkt);
+	if (pkt.in.pure_ack)
+		airtcp_stat_inc(&dn->pn, DDACK_STAT_ACKS);
+	/*
+	 * One word, read racily: usually under the socket's lock, but after
+	 * a queue rule this hook runs from nf_reinject() without it
+	 * (Documentation/kernel-notes.rst §8); nothing else of the socket is
+	 * read, and the flow keeps skb->sk for identity only.
+	 */
+	pkt.in.rcv_rtt_us = READ_ONCE(tcp_sk(sk)->rcv_rtt_est.rtt_us) >> 3;
+
+	decision = ddack_flow_packet(dn, skb, state, &pkt);
+	if (decision.verdict == DDACK_HOLD)
+		return NF_STOLEN;	/* the flow has it now */
+	if (decision.verdict == DDACK_DROP)
+		return NF_DROP;		/* no route left to send it on */
+	if (decision.strip &&
+	    !airtcp_seg_nop_out(skb, &pkt.seg, pkt.sack_off, pkt.sack_len))
+		airtcp_stat_inc(&dn->pn, DDACK_STAT_SACK_STRIPPED);
+	return NF_ACCEPT;
 }
 
 static const struct nf_hook_ops ddack_ops[] = {
@@ -190,13 +134,10 @@ static const struct nf_hook_ops ddack_ops[] = {
 	},
 };
 
-int ddack_hooks_register(struct net *net)
-{
-	return nf_register_net_hooks(net, ddack_ops, ARRAY_SIZE(ddack_ops));
-}
-
-/* Returns after an RCU grace period: no hook runs any more. */
-void ddack_hooks_unregister(struct net *net)
-{
-	nf_unregister_net_hooks(net, ddack_ops, ARRAY_SIZE(ddack_ops));
-}
+/* net.tcp_ddack.enabled: the hooks while it is 1. */
+const struct airtcp_switch ddack_switch = {
+	.bit	= 0,
+	.ops	= ddack_ops,
+	.n_ops	= ARRAY_SIZE(ddack_ops),
+	.drain	= ddack_flow_drain,
+};

@@ -3,27 +3,28 @@
  * tcp_snack: Selective Negative ACKnowledgements (Cheng & Lin, §IV) on an
  * unmodified Linux TCP, per network namespace.
  *
- *   snack_main.c  module and namespace life cycle, sysctls, statistics
- *   snack_rx.c    receiver: LOCAL_OUT hook writing the option on pure
- *                 ACKs from the socket's real out-of-order queue
- *   snack_tx.c    sender: LOCAL_IN hook turning the option into SACK
- *                 blocks the stack's own scoreboard acts on
- *   snack_codec.h the wire format and option-space rules (userspace-tested)
+ *   snack_main.c   module and namespace life cycle, knobs, statistics
+ *   snack_rx.c     receiver: LOCAL_OUT hook writing the option on pure
+ *                  ACKs from the socket's real out-of-order queue
+ *   snack_tx.c     sender: LOCAL_IN hook turning the option into SACK
+ *                  blocks the stack's own scoreboard acts on
+ *   snack_codec.c  the wire format and option-space rules, pure: it
+ *                  decides the options, the hooks write them
+ *   snack_knobs.h  net.tcp_snack.*, every knob once
+ *
+ * Call graph: README.rst.
  */
 #ifndef _SNACK_H
 #define _SNACK_H
 
 #include <linux/atomic.h>
-#include <linux/mutex.h>
 #include <linux/netfilter.h>
-#include <linux/percpu.h>
-#include <linux/skbuff.h>
-#include <net/net_namespace.h>
-#include <net/netns/generic.h>
 
-#include "compat.h"
+#include "airtcp_pernet.h"
+#include "airtcp_tcp.h"
+#include "snack_codec.h"
 
-/* Per-netns configuration, one int per sysctl (net.tcp_snack.*). */
+/* Per-netns knobs, one int per sysctl (snack_knobs.h). */
 struct snack_cfg {
 	int receiver;		/* write SNACK on outgoing pure ACKs */
 	int sender;		/* act on incoming SNACK */
@@ -39,9 +40,12 @@ enum snack_stat {
 	SNACK_STAT_WRITTEN,		/* ... that left with a SNACK option */
 	SNACK_STAT_SACK_TRIMMED,	/* SACK blocks given up for it */
 	SNACK_STAT_NO_SPACE,		/* no room, sent as they were */
-	SNACK_STAT_SKIPPED,		/* MD5/MPTCP/odd header: hands off */
+	SNACK_STAT_SKIPPED,		/* a SNACK already, odd header: hands off */
 	SNACK_STAT_EMPTY,		/* no whole MSS block held */
 	SNACK_STAT_RX_ERRORS,		/* no memory: sent as they were */
+	SNACK_STAT_UNKNOWN_OPT,		/* TCP-AO, MD5, MPTCP, unknown: untouched */
+	SNACK_STAT_DEFERRED,		/* reinjected after a queue (not from TCP) */
+	SNACK_STAT_BUSY,		/* ... socket owned or locked: as they were */
 	/* sender */
 	SNACK_STAT_SEEN,		/* incoming segments with our option */
 	SNACK_STAT_ACTED,		/* ... turned into SACK blocks */
@@ -54,22 +58,13 @@ enum snack_stat {
 	SNACK_STAT_NOT_PURE,		/* on a data segment: ignored */
 	SNACK_STAT_BAD_CSUM,		/* checksum wrong: left to TCP to drop */
 	SNACK_STAT_TX_ERRORS,		/* no memory: passed unchanged */
+	SNACK_STAT_TX_UNKNOWN_OPT,	/* with TCP-AO, MD5, MPTCP, unknown: ignored */
 	SNACK_STAT_MAX
 };
 
-struct snack_stats {
-	u64 count[SNACK_STAT_MAX];
-};
-
 struct snack_net {
+	struct airtcp_pernet pn;	/* first: the shared code finds it */
 	struct snack_cfg cfg;
-	struct net *net;
-	struct mutex mutex;		/* hook registration */
-	bool rx_hooks;
-	bool tx_hooks;
-	bool exiting;
-	struct ctl_table_header *sysctl;
-	struct snack_stats __percpu *stats;
 	atomic_t rotation;		/* which middle runs the next ACK gets */
 };
 
@@ -80,34 +75,8 @@ static inline struct snack_net *snack_pernet(const struct net *net)
 	return net_generic(net, snack_net_id);
 }
 
-static inline void snack_stat_add(struct snack_net *sn, enum snack_stat s,
-				  u64 n)
-{
-	this_cpu_add(sn->stats->count[s], n);
-}
-
-static inline void snack_stat_inc(struct snack_net *sn, enum snack_stat s)
-{
-	snack_stat_add(sn, s, 1);
-}
-
-/* Where the TCP header of a segment is (both hooks). */
-struct snack_seg {
-	unsigned int thoff;	/* TCP header, from skb->data */
-	unsigned int doff;	/* TCP header length, bytes */
-	unsigned int l4len;	/* TCP header + payload */
-};
-
-int snack_seg_parse(const struct sk_buff *skb, u8 pf, struct snack_seg *seg);
-int snack_set_options(struct sk_buff *skb, u8 pf, const struct snack_seg *seg,
-		      const u8 *opt, unsigned int optlen, bool incoming);
-
-/* snack_rx.c */
-int snack_rx_register(struct net *net);
-void snack_rx_unregister(struct net *net);
-
-/* snack_tx.c */
-int snack_tx_register(struct net *net);
-void snack_tx_unregister(struct net *net);
+/* The halves' hooks: net.tcp_snack.receiver (snack_rx.c), .sender (snack_tx.c). */
+extern const struct airtcp_switch snack_rx_switch;
+extern const struct airtcp_switch snack_tx_switch;
 
 #endif /* _SNACK_H */

@@ -2,14 +2,16 @@
 /*
  * tcp_snack, sender half: a LOCAL_IN hook that turns an incoming SNACK
  * option into SACK blocks, so that an unmodified Linux sender repairs
- * every reported hole through its own machinery (kernel-notes §4: the
- * functions that mark segments lost or retransmit them are not exported,
- * and writing tcp_sock from here, without the socket lock, would be
- * unsound).  What Linux then does with the blocks - RACK marks the holes
- * lost, PRR paces the repairs, a lost retransmission is caught by RACK
- * again - is described in Documentation/snack.rst.
+ * every reported hole through its own machinery (the functions that mark
+ * segments lost or retransmit them - tcp_mark_skb_lost(),
+ * tcp_retransmit_skb() - are not exported, and writing tcp_sock from
+ * here, without the socket lock, would be unsound; see
+ * Documentation/kernel-notes.rst §4).  What Linux then does with the
+ * blocks - RACK marks the holes lost, PRR paces the repairs, a lost
+ * retransmission is caught by RACK again - is described in
+ * Documentation/snack.rst.
  *
- * Trust: the option is read by snack_codec.h, which rejects anything
+ * Trust: the option is read by snack_codec.c, which rejects anything
  * malformed; only runs the picture reports as held become SACK blocks,
  * and each is clipped to the connection's send window [snd_una, snd_nxt]
  * read from the socket (a racy read, but of values that only grow, and
@@ -28,7 +30,6 @@
 #include <net/tcp.h>
 
 #include "snack.h"
-#include "snack_codec.h"
 
 /* Last before TCP: after every filter and queue has had its say. */
 #define SNACK_TX_PRIORITY	(INT_MAX - 1)
@@ -67,13 +68,12 @@ static unsigned int snack_tx_hook(void *priv, struct sk_buff *skb,
 				  const struct nf_hook_state *state)
 {
 	struct snack_net *sn = snack_pernet(state->net);
-	u8 buf[MAX_TCP_OPTION_SPACE], out[SNACK_OUT_BUF];
+	u8 buf[AIRTCP_OPT_SPACE], out[SNACK_OUT_BUF];
 	struct snack_optinfo info;
 	struct snack_picture pic;
 	const struct tcp_sock *tp;
 	const struct tcphdr *th;
-	struct tcphdr _th;
-	struct snack_seg seg;
+	struct airtcp_seg seg;
 	unsigned int optlen, before, after;
 	u32 una, nxt;
 	bool sack_ok;
@@ -81,35 +81,40 @@ static unsigned int snack_tx_hook(void *priv, struct sk_buff *skb,
 	const u8 *opt;
 	int len, clipped;
 
-	if (snack_seg_parse(skb, state->pf, &seg))
+	if (airtcp_seg_locate(skb, state->pf, &seg))
 		return NF_ACCEPT;
-	optlen = seg.doff - sizeof(_th);
+	optlen = airtcp_seg_optlen(&seg);
 	if (!optlen)
 		return NF_ACCEPT;
-	th = skb_header_pointer(skb, seg.thoff, sizeof(_th), &_th);
-	if (!th || !th->ack || th->syn || th->rst)
+	th = &seg.th;
+	if (!th->ack || th->syn || th->rst)
 		return NF_ACCEPT;
-	opt = skb_header_pointer(skb, seg.thoff + sizeof(_th), optlen, buf);
+	opt = airtcp_seg_options(skb, &seg, buf);
 	if (!opt || snack_scan(opt, optlen, &info) || !info.snack_len)
 		return NF_ACCEPT;	/* TCP judges odd option lists itself */
 
-	snack_stat_inc(sn, SNACK_STAT_SEEN);
+	airtcp_stat_inc(&sn->pn, SNACK_STAT_SEEN);
+	if (info.unknown) {
+		/* It may sign the header: a rewrite would have TCP drop it. */
+		airtcp_stat_inc(&sn->pn, SNACK_STAT_TX_UNKNOWN_OPT);
+		return NF_ACCEPT;
+	}
 	if (snack_decode(opt + info.snack_off, info.snack_len, &pic)) {
-		snack_stat_inc(sn, SNACK_STAT_MALFORMED);
+		airtcp_stat_inc(&sn->pn, SNACK_STAT_MALFORMED);
 		return NF_ACCEPT;	/* TCP skips unknown options */
 	}
 	if (pic.mode == SNACK_MODE_SCPS) {
-		snack_stat_inc(sn, SNACK_STAT_SCPS_IGNORED);
+		airtcp_stat_inc(&sn->pn, SNACK_STAT_SCPS_IGNORED);
 		return NF_ACCEPT;
 	}
 	if (seg.l4len != seg.doff) {
-		snack_stat_inc(sn, SNACK_STAT_NOT_PURE);
+		airtcp_stat_inc(&sn->pn, SNACK_STAT_NOT_PURE);
 		return NF_ACCEPT;
 	}
 
 	sk = snack_tx_lookup(state->net, skb, state->pf, th);
 	if (!sk) {
-		snack_stat_inc(sn, SNACK_STAT_NO_SOCKET);
+		airtcp_stat_inc(&sn->pn, SNACK_STAT_NO_SOCKET);
 		return NF_ACCEPT;
 	}
 	tp = tcp_sk(sk);
@@ -118,36 +123,36 @@ static unsigned int snack_tx_hook(void *priv, struct sk_buff *skb,
 	sack_ok = tcp_is_sack(tp);
 	sock_gen_put(sk);
 	if (!sack_ok) {
-		snack_stat_inc(sn, SNACK_STAT_NO_SACK);
+		airtcp_stat_inc(&sn->pn, SNACK_STAT_NO_SACK);
 		return NF_ACCEPT;
 	}
 	/* An ACK for data never sent is not ours to interpret. */
-	if (snack_before(nxt, ntohl(th->ack_seq))) {
-		snack_stat_inc(sn, SNACK_STAT_OUT_OF_WINDOW);
+	if (airtcp_before(nxt, ntohl(th->ack_seq))) {
+		airtcp_stat_inc(&sn->pn, SNACK_STAT_OUT_OF_WINDOW);
 		return NF_ACCEPT;
 	}
 	len = snack_tx_rewrite(opt, optlen, &pic, ntohl(th->ack_seq), una, nxt,
 			       atomic_inc_return(&sn->rotation), out, &clipped);
 	if (clipped)
-		snack_stat_inc(sn, SNACK_STAT_OUT_OF_WINDOW);
+		airtcp_stat_inc(&sn->pn, SNACK_STAT_OUT_OF_WINDOW);
 	if (len < 0)
 		return NF_ACCEPT;	/* nothing believable to add */
 
 	/* Verify before we rewrite: never launder a corrupted segment. */
 	if (nf_checksum(skb, state->hook, seg.thoff, IPPROTO_TCP,
 			state->pf == NFPROTO_IPV4 ? AF_INET : AF_INET6)) {
-		snack_stat_inc(sn, SNACK_STAT_BAD_CSUM);
+		airtcp_stat_inc(&sn->pn, SNACK_STAT_BAD_CSUM);
 		return NF_ACCEPT;
 	}
 	before = info.sack_len ? (info.sack_len - 2) / 8 : 0;
-	if (snack_set_options(skb, state->pf, &seg, out, len, true)) {
-		snack_stat_inc(sn, SNACK_STAT_TX_ERRORS);
+	if (airtcp_seg_set_options(skb, state->pf, &seg, out, len, true)) {
+		airtcp_stat_inc(&sn->pn, SNACK_STAT_TX_ERRORS);
 		return NF_ACCEPT;
 	}
 	after = snack_sack_count(out, len);
-	snack_stat_inc(sn, SNACK_STAT_ACTED);
+	airtcp_stat_inc(&sn->pn, SNACK_STAT_ACTED);
 	if (after > before)
-		snack_stat_add(sn, SNACK_STAT_SACK_ADDED, after - before);
+		airtcp_stat_add(&sn->pn, SNACK_STAT_SACK_ADDED, after - before);
 	return NF_ACCEPT;
 }
 
@@ -166,12 +171,8 @@ static const struct nf_hook_ops snack_tx_ops[] = {
 	},
 };
 
-int snack_tx_register(struct net *net)
-{
-	return nf_register_net_hooks(net, snack_tx_ops, ARRAY_SIZE(snack_tx_ops));
-}
-
-void snack_tx_unregister(struct net *net)
-{
-	nf_unregister_net_hooks(net, snack_tx_ops, ARRAY_SIZE(snack_tx_ops));
-}
+const struct airtcp_switch snack_tx_switch = {
+	.bit	= 1,
+	.ops	= snack_tx_ops,
+	.n_ops	= ARRAY_SIZE(snack_tx_ops),
+};

@@ -28,25 +28,30 @@
 
 #include "snacks_est.h"
 
+/*
+ * Times are tp->tcp_mstamp's 64-bit microseconds: a 32-bit copy wraps
+ * after 71.6 minutes between two losses, and the interval then looks
+ * short and the rate huge.
+ */
 struct snacks {
-	u32 round_end;		/* the round ends when snd_una passes this */
-	u32 round_cwnd;		/* W: the window at the round's start */
-	u32 round_delivered;	/* tp->delivered at the round's start */
-	u32 first_ack_us;	/* first and last ACK of the round */
-	u32 last_ack_us;
-	u32 loss_us;		/* the last loss event (or the start) */
-	u32 loss_delivered;	/* tp->delivered then */
-	u32 target;		/* max(W_t, phi t), for the end of recovery */
+	u64 first_ack_us;	/* first and last ACK of the round */
+	u64 last_ack_us;
+	u64 loss_us;		/* the last loss event (or the start) */
 	u64 b_prev;		/* backlog of the previous round (fixed point) */
 	u64 sigma;		/* startup estimate, packets/s (fixed point) */
 	u64 phi;		/* long-interval estimate, idem */
+	u32 round_end;		/* the round ends when snd_una passes this */
+	u32 round_cwnd;		/* W: the window at the round's start */
+	u32 round_delivered;	/* tp->delivered at the round's start */
+	u32 loss_delivered;	/* tp->delivered then */
+	u32 target;		/* eq. 9's window, for the end of recovery */
 	u8 rounds;		/* rounds measured in this startup */
 	u8 in_round;
 };
 
-static u32 snacks_now_us(const struct tcp_sock *tp)
+static u64 snacks_now_us(const struct tcp_sock *tp)
 {
-	return (u32)tp->tcp_mstamp;
+	return tp->tcp_mstamp;
 }
 
 static void snacks_new_round(struct sock *sk)
@@ -76,7 +81,8 @@ static void snacks_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct snacks *ca = inet_csk_ca(sk);
-	u32 now = snacks_now_us(tp), t = tcp_min_rtt(tp), rtt, w_acked;
+	u32 t = tcp_min_rtt(tp), rtt, w_acked;
+	u64 now = snacks_now_us(tp);
 
 	if (sample->pkts_acked <= 0)
 		return;
@@ -93,7 +99,8 @@ static void snacks_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 	w_acked = tp->delivered - ca->round_delivered;
 	if (t != ~0U && t && rtt) {
 		ca->sigma = snacks_sigma(ca->round_cwnd, w_acked, t, rtt,
-					 ca->last_ack_us - ca->first_ack_us,
+					 snacks_elapsed_us(ca->last_ack_us,
+							   ca->first_ack_us),
 					 &ca->b_prev);
 		if (ca->rounds < U8_MAX)
 			ca->rounds++;
@@ -125,25 +132,25 @@ static void snacks_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 	tcp_reno_cong_avoid(sk, ack, acked);
 }
 
-/* Loss (triple dupacks, or a timeout): eqs. 7 and 8. */
+/*
+ * Loss (triple dupacks, or a timeout): eqs. 7 and 8, and eq. 9's window
+ * for the end of the recovery, never above the window now (snacks_est.h).
+ */
 static u32 snacks_ssthresh(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct snacks *ca = inet_csk_ca(sk);
-	u32 now = snacks_now_us(tp), t = tcp_min_rtt(tp);
-	u32 wt = max(tcp_snd_cwnd(tp) >> 1U, 2U);
-	u64 phi_t = 0;
+	u64 now = snacks_now_us(tp);
+	struct snacks_loss loss;
 
-	ca->phi = snacks_rate(tp->delivered - ca->loss_delivered,
-			      now - ca->loss_us);
+	loss = snacks_on_loss(tcp_snd_cwnd(tp), tp->snd_cwnd_clamp,
+			      tcp_min_rtt(tp), tp->delivered - ca->loss_delivered,
+			      snacks_elapsed_us(now, ca->loss_us));
+	ca->phi = loss.phi;
+	ca->target = loss.target;
 	ca->loss_us = now;
 	ca->loss_delivered = tp->delivered;
-	if (t != ~0U)
-		phi_t = snacks_window(ca->phi, t);
-	/* Eq. 9, applied when the recovery is over. */
-	ca->target = (u32)min_t(u64, max_t(u64, wt, phi_t),
-				tp->snd_cwnd_clamp);
-	return wt;
+	return loss.ssthresh;
 }
 
 static void snacks_cwnd_event(struct sock *sk, enum tcp_ca_event event)
@@ -202,11 +209,14 @@ static struct tcp_congestion_ops tcp_snacks __read_mostly = {
 	.pkts_acked	= snacks_pkts_acked,
 	.get_info	= snacks_get_info,
 	/*
-	 * A research algorithm: selectable by any socket and as the default
-	 * of any namespace (tcp_set_default_congestion_control() refuses a
-	 * restricted one outside init_net), like reno and the boot default.
+	 * Not TCP_CONG_NON_RESTRICTED: like every algorithm but reno and the
+	 * boot default, a socket picks it only with CAP_NET_ADMIN (in its
+	 * namespace's user namespace), or once the administrator lists it in
+	 * net.ipv4.tcp_allowed_congestion_control (which also lets it be a
+	 * namespace's default; the testbed does so).  Its windows are
+	 * bounded, but it cuts less than Reno on a loss, and whether that is
+	 * fair to others on a shared bottleneck is the administrator's call.
 	 */
-	.flags		= TCP_CONG_NON_RESTRICTED,
 	.owner		= THIS_MODULE,
 	.name		= "snacks",
 };
@@ -228,5 +238,5 @@ module_exit(snacks_unregister);
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("airtcp developers");
 MODULE_DESCRIPTION("SNACK-S congestion control (Cheng & Lin): bandwidth-estimated startup and loss response");
-MODULE_VERSION(DDACK_VERSION);
+MODULE_VERSION(AIRTCP_VERSION);
 MODULE_ALIAS("tcp-snacks");

@@ -8,11 +8,7 @@
  *   d EST MARGIN MIN MAX      ddack_est_delay()
  *   s PCT N S1 .. SN          N updates from 0, prints every estimate
  */
-#include <stdint.h>
 #include <stdio.h>
-
-typedef uint32_t u32;
-typedef uint64_t u64;
 
 #include "../ddack_estimator.h"
 

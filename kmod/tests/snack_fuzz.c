@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libFuzzer target for snack_codec.h (clang -fsanitize=fuzzer,address,
+ * libFuzzer target for snack_codec.c (clang -fsanitize=fuzzer,address,
  * undefined; see tests/unit/test_snack_codec.py).  The first input byte
  * picks what the rest is:
  *
@@ -16,12 +16,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef int32_t s32;
-typedef uint64_t u64;
 
 #include "../snack_codec.h"
 
@@ -67,14 +61,14 @@ static void check_blocks(const u8 *out, int len,
 	n = (info.sack_len - 2) / 8;
 	for (i = 0; i < n; i++) {
 		const u8 *b = out + info.sack_off + 2 + 8 * i;
-		u32 s = snack_get32(b), e = snack_get32(b + 4);
+		u32 s = airtcp_get32(b), e = airtcp_get32(b + 4);
 
 		if (i < have) {
 			CHECK(!memcmp(b, opt + orig->sack_off + 2 + 8 * i, 8));
 			continue;
 		}
-		CHECK(!snack_before(s, una) && !snack_before(nxt, e));
-		CHECK(snack_before(s, e));
+		CHECK(!airtcp_before(s, una) && !airtcp_before(nxt, e));
+		CHECK(airtcp_before(s, e));
 	}
 }
 
@@ -123,7 +117,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 			return 0;
 		nruns = snack_runs(&pic, ack, runs, SNACK_MAX_RUNS);
 		for (i = 0; i < nruns; i++)
-			CHECK(snack_before(runs[i].start, runs[i].end));
+			CHECK(airtcp_before(runs[i].start, runs[i].end));
 		una = ack - (pic.unit & 0xff);
 		nxt = ack + (u32)pic.unit * pic.vec_len * 4;
 		ret = snack_tx_rewrite(opt, optlen, &pic, ack, una, nxt,
@@ -157,7 +151,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 		pic.mode = SNACK_MODE_EXP;
 		ret = snack_encode(out, SNACK_OPT_SPACE, &pic);
 		CHECK(ret > 0 && ret % 4 == 0);
-		for (i = 0; out[i] == SNACK_OPT_NOP; i++)
+		for (i = 0; out[i] == AIRTCP_OPT_NOP; i++)
 			;
 		if (pic.unit * ((u64)pic.hole_len + 8 * pic.vec_len) >
 		    0x7fffffffULL) {
@@ -173,7 +167,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 		nruns = snack_runs(&back, ack, runs, SNACK_MAX_RUNS);
 		for (j = 0; j < nruns; j++) {
 			CHECK(runs[j].start - ack >= (u32)pic.hole_len * pic.unit);
-			CHECK(snack_before(runs[j].start, runs[j].end));
+			CHECK(airtcp_before(runs[j].start, runs[j].end));
 		}
 		break;
 	}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Userspace harness for snack_codec.h, driven by
+ * Userspace harness for snack_codec.c, driven by
  * tests/unit/test_snack_codec.py.  One command per line on stdin, one
  * result line each on stdout; options and option lists are hex strings
  * ("-" for empty), results are hex or "err N" (a snack_err):
@@ -18,12 +18,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef int32_t s32;
-typedef uint64_t u64;
 
 #include "../snack_codec.h"
 
