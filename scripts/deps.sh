@@ -39,8 +39,24 @@ want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 	echo "make deps: installing Python packages into .venv (requirements.txt)"
 	.venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
-	.venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
-	echo "$want" >"$stamp"
+	# A worktree borrowing another checkout's .venv (a symlink) must not
+	# re-point that checkout's editable install at itself: airtcp finds
+	# the checkout it runs from anyway (Documentation/development.rst).
+	if [ -L .venv ]; then
+		echo "make deps: .venv is shared ($(readlink .venv)): its editable install stays where it is"
+	else
+		.venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+		echo "$want" >"$stamp"
+	fi
 else
 	echo "make deps: .venv up to date"
+fi
+
+# The second kernel the modules are built and tested on, unpacked into the
+# kernel cache, never installed into /boot (testbed/airtcp/kernels.py).
+if tree=$(PYTHONPATH=testbed .venv/bin/python -m airtcp.kernels fetch 6.12); then
+	echo "make deps: VM kernel 6.12: $tree"
+else
+	echo "make deps: could not unpack the 6.12 kernel (above); airtcp kernels fetch 6.12 retries" >&2
+	exit 1
 fi

@@ -24,10 +24,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import debugkernel, kernels
 from .errors import BackendError
 from .paths import REPO_ROOT, VENV_DIR
 
 IN_VM_ENV = "AIRTCP_IN_VM"
+
+
+def in_guest() -> bool:
+    """True in the process the airtcp VM runs (run_in_vm sets IN_VM_ENV for it)."""
+    return os.environ.get(IN_VM_ENV) == "1"
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,13 @@ class HostFacts:
 class Choice:
     backend: str
     reason: str
+    # This process runs inside the airtcp VM: the host built everything and booted it.
+    guest: bool = False
+
+    @property
+    def boots_vm(self) -> bool:
+        """The command must boot the VM and go on in it."""
+        return self.backend == "vm" and not self.guest
 
 
 def choose(requested: str, facts: HostFacts) -> Choice:
@@ -117,7 +130,7 @@ def probe_host() -> HostFacts:
     release = os.uname().release
     netem, netem_detail = _netem_state(euid)
     modules, modules_detail = _modules_state(release)
-    return HostFacts(euid, release, netem, netem_detail, modules, modules_detail, os.environ.get(IN_VM_ENV) == "1")
+    return HostFacts(euid, release, netem, netem_detail, modules, modules_detail, in_guest())
 
 
 # ---------------------------------------------------------------- the VM
@@ -128,38 +141,43 @@ class VmKernel:
     release: str
     image: Path
     build_dir: Path
+    cmdline: tuple[str, ...] = ()  # appended to the kernel's command line
+    boot_s: int = 20  # about, under software emulation
 
 
-def _release_key(release: str) -> list[object]:
-    parts: list[object] = []
-    for chunk in release.replace("-", ".").split("."):
-        parts.append((0, int(chunk), "") if chunk.isdigit() else (1, 0, chunk))
-    return parts
+# The debug kernel reports every KASAN finding, not only the first, and
+# keeps 4 MiB of log (its reports are long; the checker reads /dev/kmsg).
+DEBUG_KERNEL_CMDLINE = ("kasan_multi_shot", "log_buf_len=4M")
+
+
+def _is_debug_kernel_name(release: str) -> bool:
+    return release == "debug" or "/" in release or debugkernel.RELEASE_TAG in release
+
+
+def find_debug_kernel(name: str) -> VmKernel:
+    """A debug kernel built by `make debug-kernel`: "debug" (the current
+    one, else the newest), its release, or the path of its tree or image."""
+    found = debugkernel.find(name)
+    if found is None:
+        raise BackendError(
+            f"--vm-kernel {name}: no such debug kernel built in {debugkernel.CACHE_DIR}"
+            " (a release, 'debug', or the path of a built tree): run `make debug-kernel`"
+        )
+    return VmKernel(found.release, found.image, found.tree, DEBUG_KERNEL_CMDLINE, boot_s=70)
+
+
+def _release_key(release: str) -> list[tuple[int, int, str]]:
+    return kernels.release_key(release)
 
 
 def find_vm_kernel(release: str | None = None) -> VmKernel:
-    """Debian's stock kernel (image + headers), newest unless named."""
-    releases = (
-        [release]
-        if release
-        else sorted(
-            (p.name for p in Path("/lib/modules").glob("*-amd64") if p.is_dir()), key=_release_key, reverse=True
-        )
-    )
-    for rel in releases:
-        image = Path(f"/boot/vmlinuz-{rel}")
-        if image.is_file():
-            build = Path(f"/lib/modules/{rel}/build")
-            if not build.is_dir():
-                raise BackendError(
-                    f"VM kernel {rel} has no headers at {build}: apt-get install linux-headers-{rel} (or `make deps`)"
-                )
-            return VmKernel(rel, image, build)
-    if release:
-        raise BackendError(
-            f"VM kernel {release!r} not installed (no /boot/vmlinuz-{release}): apt-get install linux-image-{release}"
-        )
-    raise BackendError("no VM kernel: apt-get install linux-image-amd64 linux-headers-amd64 (or run `make deps`)")
+    """The kernel the VM boots: ``--vm-kernel`` (a series such as 6.12, or
+    a release, or the debug kernel: find_debug_kernel), else the pinned
+    default, the newest 6.1 (kernels.py)."""
+    if release and _is_debug_kernel_name(release):
+        return find_debug_kernel(release)
+    kernel = kernels.resolve(release)
+    return VmKernel(kernel.release, kernel.image, kernel.build_dir)
 
 
 def _vng() -> Path:
@@ -206,6 +224,8 @@ def vm_argv(
     ]
     for rwdir in rwdirs:
         argv.append(f"--rwdir={rwdir}")
+    if kernel.cmdline:
+        argv += ["--append", " ".join(kernel.cmdline)]
     argv += ["--exec", guest]
     return argv
 
@@ -225,7 +245,7 @@ def run_in_vm(command: Sequence[str], *, rwdirs: Sequence[Path], env: dict[str, 
     argv = vm_argv(kernel, command, dirs, {IN_VM_ENV: "1", **env}, opts)
     host_env = dict(os.environ)
     host_env["PATH"] = f"{VENV_DIR / 'bin'}:{host_env.get('PATH', '')}"
-    print(f"airtcp: booting {kernel.release} under QEMU (software emulation, about 20 s)...", flush=True)
+    print(f"airtcp: booting {kernel.release} under QEMU (software emulation, about {kernel.boot_s} s)...", flush=True)
     # QEMU opens the guest's consoles as /proc/self/fd/1 and 2 with O_TRUNC:
     # inherited, a regular file (`make run > log`) would be cut to nothing
     # and overwritten from its start.  Pipes are relayed instead.

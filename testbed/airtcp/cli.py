@@ -13,17 +13,21 @@ from pathlib import Path
 
 from . import backend as be
 from . import experiment as ex
-from . import netns, report
+from . import kernels, kmod, netns, report, runner
+from . import plot as plots
 from . import result as res
 from .checkout import meant_checkout
 from .dynamics import timeloss_attach
-from .errors import AirtcpError
+from .errors import AirtcpError, ConfigError
 from .paths import EXPERIMENT_DIR, REPO_ROOT, RESULTS_DIR, TESTBED_DIR
 from .profile import DIRECTIONS, Profile, available_profiles, load_profile, parse_assignment
 from .scheme import available_schemes, available_senders, load_scheme, load_sender
 from .tomlfile import available
 from .topology import Endpoint, plan_links
 from .units import parse_duration
+from .version import VERSION_ENV, version
+from .wifi import medium_argv
+from .workload import available_workloads, load_workload
 
 
 def _add_backend_args(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +39,10 @@ def _add_backend_args(parser: argparse.ArgumentParser) -> None:
         help="where to run: this host (native) or Debian's kernel under QEMU (vm); auto picks and says why",
     )
     group.add_argument(
-        "--vm-kernel", metavar="RELEASE", help="kernel release to boot in the VM (default: newest *-amd64)"
+        "--vm-kernel",
+        metavar="KERNEL",
+        help=f"kernel the VM boots: a series ({', '.join(kernels.SERIES)}: its newest release) or an exact release"
+        f" (default: the newest {kernels.DEFAULT_SERIES}; `airtcp kernels list`); 'debug' for `make debug-kernel`'s",
     )
     group.add_argument("--vm-cpus", type=int, default=2, metavar="N", help="virtual CPUs of the VM (default 2)")
     group.add_argument("--vm-memory", default="2G", metavar="SIZE", help="memory of the VM (default 2G)")
@@ -47,32 +54,44 @@ def _vm_options(args: argparse.Namespace) -> be.VmOptions:
 
 def _choose(args: argparse.Namespace) -> be.Choice:
     choice = be.choose(args.backend, be.probe_host())
-    if os.environ.get(be.IN_VM_ENV) == "1":
-        return be.Choice("vm", os.environ.get("AIRTCP_BACKEND_REASON", "inside the airtcp VM"))
+    if be.in_guest():
+        return be.Choice("vm", os.environ.get("AIRTCP_BACKEND_REASON", "inside the airtcp VM"), guest=True)
     print(f"airtcp: backend {choice.backend}: {choice.reason}", flush=True)
     return choice
 
 
 def _kernel_release(choice: be.Choice, args: argparse.Namespace) -> str:
-    if choice.backend == "vm" and os.environ.get(be.IN_VM_ENV) != "1":
+    if choice.boots_vm:
         return be.find_vm_kernel(args.vm_kernel).release
     return os.uname().release
+
+
+def _kernel_build_dir(choice: be.Choice, args: argparse.Namespace) -> str:
+    if choice.boots_vm:
+        return str(be.find_vm_kernel(args.vm_kernel).build_dir)
+    return f"/lib/modules/{os.uname().release}/build"
 
 
 BUILD_LOCK = REPO_ROOT / ".build.lock"
 
 
-def _build(release: str) -> None:
+def _build(choice: be.Choice, args: argparse.Namespace) -> None:
     """Build daemons and modules for exactly the kernel that will run them."""
-    if os.environ.get(be.IN_VM_ENV) == "1":
+    if choice.guest:
         return  # built on the host before the VM booted; the guest only runs
+    release, kdir = _kernel_release(choice, args), _kernel_build_dir(choice, args)
     # Two runs started from one checkout would otherwise both write the
     # same objects; the second waits, then finds everything up to date.
     with open(BUILD_LOCK, "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        done = subprocess.run(["make", "-s", "-C", str(REPO_ROOT), "build", f"KVER={release}"], check=False)
+        done = subprocess.run(
+            ["make", "-s", "-C", str(REPO_ROOT), "build", f"KVER={release}", f"KDIR={kdir}"], check=False
+        )
     if done.returncode != 0:
         raise AirtcpError(f"build for kernel {release} failed (make build KVER={release}); see the output above")
+
+
+FORWARDED_ENV = ("AIRTCP_PEPD", "AIRTCP_ARQD", "ASAN_OPTIONS", "UBSAN_OPTIONS")
 
 
 def _in_guest(args: argparse.Namespace, choice: be.Choice, command: list[str], rwdirs: Sequence[Path] = ()) -> int:
@@ -81,6 +100,7 @@ def _in_guest(args: argparse.Namespace, choice: be.Choice, command: list[str], r
     env = {
         "AIRTCP_BACKEND_REASON": choice.reason,
         GIT_ENV: git_describe(),
+        VERSION_ENV: version(),  # the guest need not run git
         "PYTHONUNBUFFERED": "1",
         # The guest's /tmp is the host's over 9p when --out points there, and
         # 9p takes no Unix sockets (pepd's control socket) nor iperf3's
@@ -91,6 +111,8 @@ def _in_guest(args: argparse.Namespace, choice: be.Choice, command: list[str], r
         # ... ahead of what the user's PYTHONPATH adds
         "PYTHONPATH": os.pathsep.join(p for p in (str(TESTBED_DIR), os.environ.get("PYTHONPATH")) if p),
     }
+    # other daemon builds (the sanitizer build), and what the sanitizers are told, reach the guest too
+    env.update({k: os.environ[k] for k in FORWARDED_ENV if os.environ.get(k)})
     return be.run_in_vm(command, rwdirs=rwdirs, env=env, opts=_vm_options(args))
 
 
@@ -113,21 +135,33 @@ def cmd_run(args: argparse.Namespace) -> int:
         runs=args.runs,
         ipv6=True if args.ipv6 else None,
         capture=True if args.capture else None,
+        workloads=[w for w in args.workload.split(",") if w] if args.workload else None,
     )
     # Validate every input before booting anything.
     exp = ex.load_experiment(args.experiment, overrides)
+    formats = _plot_formats(args)
+    labels = list(dict.fromkeys(f"{s.name}/{t.name}" for w in exp.all_workloads() for s, t in exp.cases_for(w)))
+    if args.baseline is not None and args.baseline not in labels:
+        raise ConfigError(
+            "--baseline", "baseline", args.baseline, f"not a case of this run; cases: {', '.join(labels)}"
+        )
     out = Path(args.out).resolve() if args.out else _default_out(exp.name)
     if out.suffix != ".json":
         out = out / _default_out(exp.name).name
     choice = _choose(args)
-    _build(_kernel_release(choice, args))
-    if os.environ.get(be.IN_VM_ENV) != "1":
+    release = _kernel_release(choice, args)
+    kernel_ccs = kmod.kernel_congestion_controls(release)
+    if kernel_ccs is not None:
+        ex.check_congestion_controls(exp, kernel_ccs, release, flag_senders=args.sender is not None)
+    _build(choice, args)
+    if not choice.guest:
         print(
-            f"airtcp: experiment {exp.name}: {len(exp.cases)} case(s) x {exp.runs} run(s) x {exp.duration_s:g} s "
-            f"over profile {exp.profile.name} -> {out}",
+            f"airtcp: experiment {exp.name}: {len(exp.planned())} case(s) x {exp.runs} run(s) of "
+            + ", ".join(f"{w.name} ({exp.duration_for(w):g} s)" for w in exp.all_workloads())
+            + f" over profile {exp.profile.name} -> {out}",
             flush=True,
         )
-    if choice.backend == "vm" and os.environ.get(be.IN_VM_ENV) != "1":
+    if choice.boots_vm:
         guest = [
             be.guest_python(),
             "-m",
@@ -145,13 +179,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         status = _run_native(exp, out, choice)
     # After Ctrl-C the user wants to stop, not to wait for a plot.
     if status != 130 and not args.no_report and out.exists():
-        _report_file(out, args.baseline, plot=not args.no_plot)
+        _report([out], args.baseline, formats=[] if args.no_plot else formats)
     return status
 
 
 def _run_native(exp: ex.Experiment, out: Path, choice: be.Choice) -> int:
     try:
-        doc = ex.run_experiment(exp, out, choice.backend, choice.reason)
+        doc = runner.run_experiment(exp, out, choice.backend, choice.reason)
     except KeyboardInterrupt:
         print(f"airtcp: interrupted; finished runs are saved in {out} (airtcp report {out})", file=sys.stderr)
         return 130
@@ -162,22 +196,49 @@ def _run_native(exp: ex.Experiment, out: Path, choice: be.Choice) -> int:
     return 0
 
 
-def _report_file(path: Path, baseline: str | None, plot: bool) -> Path | None:
-    doc = res.load(path)
+def _plot_formats(args: argparse.Namespace) -> list[str]:
+    try:
+        return plots.parse_formats(args.plot_format)
+    except ValueError as exc:
+        raise ConfigError("--plot-format", "format", args.plot_format, str(exc)) from None
+
+
+def _report(paths: Sequence[Path], baseline: str | None, formats: Sequence[str], csv_out: str | None = None) -> None:
+    """Tables (one per profile and workload, merged over the files), verdicts, plot and CSV."""
+    docs = [res.load(path) for path in paths]
+    # x.json.gz reads as x.json: its batch is "x", its plot x.png
+    paths = [path.with_suffix("") if path.suffix == ".gz" else path for path in paths]
+    batch_list = report.batches([p.stem for p in paths], docs)
+    report.check_baseline(batch_list, baseline)
+    for path, doc in zip(paths, docs, strict=True):
+        print()
+        print((f"{path.stem}: " if len(paths) > 1 else "") + report.describe(doc))
     print()
-    print(report.describe(doc))
-    print(report.table(doc, baseline))
-    print(f"\nresult file: {path}")
-    if plot:
-        png = report.plot(doc, path.with_suffix(".png"))
-        print(f"plot:        {png}")
-        return png
-    return None
+    print(report.merged_table(batch_list, baseline))
+    lines = report.verdict_lines(batch_list)
+    if lines:
+        print()
+        print(lines)
+    print()
+    for path in paths:
+        print(f"result file: {path}")
+    if formats:
+        first = paths[0]
+        target = first if len(paths) == 1 else first.with_name(f"{first.stem}-merged.json")
+        for written in plots.plot_batches(batch_list, target, formats):
+            print(f"plot:        {written}")
+    if csv_out is not None:
+        text = report.csv_text(batch_list)
+        if csv_out == "-":
+            sys.stdout.write(text)
+        else:
+            Path(csv_out).write_text(text)
+            print(f"csv:         {csv_out}")
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    for name in args.files:
-        _report_file(Path(name), args.baseline, plot=not args.no_plot)
+    formats = [] if args.no_plot else _plot_formats(args)
+    _report([Path(name) for name in args.files], args.baseline, formats, args.csv)
     return 0
 
 
@@ -229,9 +290,15 @@ def cmd_backend(args: argparse.Namespace) -> int:
     choice = be.choose(args.backend, be.probe_host())
     if args.kernel_release:
         print(_kernel_release(choice, args))
+    elif args.kernel_build_dir:
+        print(_kernel_build_dir(choice, args))
     else:
         print(f"{choice.backend}: {choice.reason}")
     return 0
+
+
+def cmd_kernels(args: argparse.Namespace) -> int:
+    return kernels.main(args.kernels_args)
 
 
 def cmd_exec(args: argparse.Namespace) -> int:
@@ -241,8 +308,8 @@ def cmd_exec(args: argparse.Namespace) -> int:
     if not command:
         raise AirtcpError("airtcp exec: no command given (airtcp exec -- CMD ...)")
     choice = _choose(args)
-    _build(_kernel_release(choice, args))
-    if choice.backend == "vm" and os.environ.get(be.IN_VM_ENV) != "1":
+    _build(choice, args)
+    if choice.boots_vm:
         return _in_guest(args, choice, command)
     return subprocess.run(command, check=False).returncode
 
@@ -258,6 +325,18 @@ def cmd_profile_show(args: argparse.Namespace) -> int:
     horizon = parse_duration("--duration", "duration", args.duration, allow_zero=False)
     print(f"# {profile.label}: {profile.description}")
     for link in plan_links(profile):
+        wifi = profile.links[link.name].wifi
+        if wifi is not None:
+            medium = medium_argv(
+                wifi,
+                [("airtcp-PID-bs", link.left.mac), ("airtcp-PID-wh", link.right.mac)],
+                {d: profile.links[link.name].direction(d).loss for d in DIRECTIONS},
+                {d: profile.links[link.name].direction(d).limit_packets for d in DIRECTIONS},
+                Path("STATS"),
+            )
+            medium[0] = Path(medium[0]).name
+            print(f"[{link.left.role}] {' '.join(medium)}    # {link.name}: wifi, 802.11{wifi.standard}, "
+                  f"channel {wifi.channel}, {wifi.security}, {wifi.ap_mode}")  # fmt: skip
         for direction in DIRECTIONS:
             end = link.egress(direction)
             spec = profile.links[link.name].direction(direction)
@@ -291,10 +370,27 @@ def cmd_list(kind: str) -> int:
     elif kind == "senders":
         for name in available_senders():
             print(f"{name:24} {load_sender(name).description}")
+    elif kind == "workloads":
+        for name in available_workloads():
+            print(f"{name:24} {load_workload(name).description}")
     else:
         for name in available(EXPERIMENT_DIR):
             print(f"{name:24} {ex.load_experiment(name).description}")
     return 0
+
+
+class _PrintVersion(argparse.Action):
+    """--version, asked of git only when given (argparse's own action wants the text up front)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=str(kwargs.get("help", "")))
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
+        print(f"airtcp {version()}")
+        parser.exit()
+
+
+PLOT_FORMAT_HELP = "comma-separated: png (default), svg, pdf; one plot file each, beside the result file"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -302,6 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="airtcp",
         description="TCP over lossy wireless links: namespace testbeds, link profiles, schemes, results.",
     )
+    parser.add_argument("--version", action=_PrintVersion, help="print the version (scripts/version.sh) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     run = sub.add_parser("run", help="run an experiment and report it")
@@ -323,6 +420,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--scheme", help="comma-separated schemes (default: the experiment's)")
     run.add_argument("--sender", help="comma-separated senders (default: each scheme's own list)")
+    run.add_argument(
+        "--workload", help="comma-separated workloads (testbed/workloads/; default: the experiment's, else bulk)"
+    )
     run.add_argument("--duration", help="transfer length with unit, e.g. 20s")
     run.add_argument("--runs", type=int, help="runs per case (median and confidence interval over them)")
     run.add_argument("--ipv6", action="store_true", help="transfer over IPv6 instead of IPv4")
@@ -333,15 +433,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--out", help="result file (.json) or directory (default: results/NAME-STAMP.json)")
     run.add_argument("--baseline", help="case the table's ratios refer to, e.g. stock/cubic")
-    run.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
+    run.add_argument("--no-plot", action="store_true", help="do not write the plot")
+    run.add_argument("--plot-format", default="png", metavar="FMT", help=PLOT_FORMAT_HELP)
     run.add_argument("--no-report", action="store_true", help=argparse.SUPPRESS)
     _add_backend_args(run)
     run.set_defaults(func=cmd_run)
 
-    rep = sub.add_parser("report", help="tables and plots from result files (no traffic)")
+    rep = sub.add_parser(
+        "report", help="tables, verdicts, plots and CSV from result files (several merge into one table; no traffic)"
+    )
     rep.add_argument("files", nargs="+", metavar="FILE")
-    rep.add_argument("--baseline", help="case the ratios refer to")
-    rep.add_argument("--no-plot", action="store_true")
+    rep.add_argument("--baseline", help="case the ratios refer to, within each file (default: its first case)")
+    rep.add_argument("--no-plot", action="store_true", help="do not write the plot")
+    rep.add_argument("--plot-format", default="png", metavar="FMT", help=PLOT_FORMAT_HELP)
+    rep.add_argument("--csv", metavar="FILE", help="also write every case's figures as CSV to FILE (- for stdout)")
     rep.set_defaults(func=cmd_report)
 
     rec = sub.add_parser("recovery", help="recompute the recovery-time summaries of a result from its kept captures")
@@ -354,8 +459,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     bk = sub.add_parser("backend", help="say which backend would run here and why")
     bk.add_argument("--kernel-release", action="store_true", help="print the kernel release modules are built for")
+    bk.add_argument("--kernel-build-dir", action="store_true", help="print that kernel's build directory (KDIR)")
     _add_backend_args(bk)
     bk.set_defaults(func=cmd_backend)
+
+    kern = sub.add_parser(
+        "kernels",
+        help="kernels the VM boots: list, fetch SERIES (unpack Debian's newest into the cache), path [KERNEL]",
+        add_help=False,
+    )
+    kern.add_argument("kernels_args", nargs=argparse.REMAINDER, metavar="ACTION ...")
+    kern.set_defaults(func=cmd_kernels)
 
     exe = sub.add_parser("exec", help="run a command in the backend (inside the VM for vm)")
     _add_backend_args(exe)
@@ -372,6 +486,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.set_defaults(func=cmd_profile_show)
     sub.add_parser("schemes", help="list schemes").set_defaults(func=lambda a: cmd_list("schemes"))
     sub.add_parser("senders", help="list sender presets").set_defaults(func=lambda a: cmd_list("senders"))
+    sub.add_parser("workloads", help="list workloads").set_defaults(func=lambda a: cmd_list("workloads"))
     sub.add_parser("experiments", help="list experiments").set_defaults(func=lambda a: cmd_list("experiments"))
     return parser
 

@@ -14,7 +14,7 @@ other difference cannot be honoured and is a configuration error.  (Pure.)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from . import iperf
@@ -45,15 +45,18 @@ class Competing:
         return {"sender": self.sender.to_json(), "port": self.port, "receiver": self.receiver}
 
 
-def parse_competing(where: str, value: object) -> Competing | None:
-    """The experiment's ``[competing]`` table, or None without one."""
+def parse_competing(where: str, value: object, locate: Callable[[str], str] = str) -> Competing | None:
+    """The experiment's ``[competing]`` table, or None without one.
+
+    ``locate`` turns the sender it names into a name or path to load.
+    """
     if value is None:
         return None
     if not isinstance(value, Mapping):
         raise ConfigError(where, "competing", value, "expected a table with sender (and port)")
     check_keys(where, "competing.", value, COMPETING_KEYS)
     name = text(where, "competing.sender", value.get("sender"))
-    sender = load_sender(name)
+    sender = load_sender(locate(name))
     port = parse_count(where, "competing.port", value.get("port", DEFAULT_PORT), minimum=1024)
     if port > 65535:
         raise ConfigError(where, "competing.port", port, "expected a TCP port, 1024 to 65535")

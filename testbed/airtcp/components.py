@@ -58,6 +58,16 @@ class Component(ABC):
         (modprobe) or paths of built out-of-tree ``.ko`` files (insmod)."""
         return []
 
+    def congestion_controls(self) -> list[str]:
+        """Congestion controls this component makes available (a module it
+        loads), so that a sender may name one the kernel lacks."""
+        return []
+
+    def sender_problem(self, sender_sysctls: Mapping[str, str]) -> str | None:
+        """Why this component cannot work with a sender whose namespace has
+        these sysctls (e.g. it needs SACK), or None; checked before any run."""
+        return None
+
 
 Factory = Callable[[str, object, str], Component]
 _REGISTRY: dict[str, Factory] = {}

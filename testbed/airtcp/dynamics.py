@@ -9,6 +9,9 @@ starts:
   ingress and look at the channel one propagation delay before a packet's
   arrival: the instant it was on the air (not when it entered the sender's
   queue), and a loss nobody on the sending side hears about;
+* a wifi link's loss models (airtcp-medium, wifi.py) are switched on at
+  t0: before it the radios' channel is perfect, so association and set-up
+  cost nothing, and the medium's "run" counters cover the transfer only;
 * scheduled changes (``schedule``, ``delay_variation``) are written at
   t0 + at to one long-lived ``tc -batch`` process per host, so that each
   change costs a netlink round trip instead of a process start, and each
@@ -68,7 +71,7 @@ class Dynamics:
 
     @property
     def active(self) -> bool:
-        return bool(self.events or self.channels)
+        return bool(self.events or self.channels or self.topo.wifi)
 
     def plan_t0(self) -> int:
         """Choose t0 (monotonic ns) far enough ahead for the set-up."""
@@ -78,6 +81,8 @@ class Dynamics:
 
     def start(self) -> None:
         """Attach the channels and start the scheduler; call after plan_t0."""
+        if self.topo.wifi is not None:
+            self.topo.wifi.start_channel(self.t0_ns)
         for link, direction, spec in self.channels:
             end, args = timeloss_attach(link, direction, spec, str(self.t0_ns))
             if not TIMELOSS_BIN.exists():

@@ -19,6 +19,7 @@ class TransferSettings:
     mss: int | None = None
     window: int | None = None
     port: int = PORT
+    interval_s: float = INTERVAL_S  # iperf3 -i: the period of its per-interval reports
 
 
 def server_argv(settings: TransferSettings) -> list[str]:
@@ -36,7 +37,7 @@ def client_argv(dst: str, settings: TransferSettings) -> list[str]:
         "-t",
         f"{settings.duration_s:g}",
         "-i",
-        f"{INTERVAL_S:g}",
+        f"{settings.interval_s:g}",
         "-J",
         "-C",
         settings.congestion_control,
@@ -205,3 +206,27 @@ def salvage_transfer(
         congestion_control=cc if isinstance(cc, str) else None,
         intervals=series,
     )
+
+
+def drop_duplicate_intervals(data: dict[str, object]) -> None:
+    """Remove what one-stream iperf3 output says twice, in place.
+
+    With one stream, every interval's ``sum`` repeats its only ``streams``
+    entry (which adds only the socket number, also in ``start.connected``).
+    The receiver's (server's) ``sum`` is what salvage_transfer and the
+    window goodput read; the sender's (client's) ``streams`` entry has cwnd
+    and RTT besides: keep ``sum`` where the stream entry adds nothing, and
+    the stream entry where it does.
+    """
+    intervals = data.get("intervals")
+    for interval in intervals if isinstance(intervals, list) else []:
+        if not isinstance(interval, dict):
+            continue
+        streams = interval.get("streams")
+        if not isinstance(streams, list) or len(streams) != 1 or not isinstance(streams[0], dict):
+            continue
+        total = interval.get("sum")
+        if isinstance(total, dict) and "snd_cwnd" not in streams[0]:
+            del interval["streams"]  # the receiver's: sum holds every field
+        elif isinstance(total, dict):
+            del interval["sum"]  # the sender's: the stream entry holds every field of sum and more

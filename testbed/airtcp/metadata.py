@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .paths import REPO_ROOT
+from .version import version
 
 GIT_ENV = "AIRTCP_GIT_DESCRIBE"
 # Modules whose exact build decides what was measured.
@@ -71,6 +72,7 @@ def collect(backend: str, reason: str) -> dict[str, object]:
         "cpu_model": _cpu_model(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
+        "version": version(),
         "git_describe": git_describe(),
         "iperf3": _first_line(["iperf3", "--version"]),
         "iproute2": _first_line(["ip", "-V"]),

@@ -139,11 +139,16 @@ class Background:
 
 
 def _drain(pipe: IO[str] | None, chunks: list[str]) -> None:
-    """Read a pipe to its end into chunks (list.append is atomic under the GIL)."""
+    """Read a pipe to its end into chunks (list.append is atomic under the GIL).
+
+    Line by line: a text pipe's read(n) waits for n characters, so a
+    daemon's one line ("ready", "CTRL-EVENT-CONNECTED") would sit in the
+    pipe until thousands more came; readline returns each line as it comes.
+    """
     if pipe is None:
         return
     with pipe:
-        while chunk := pipe.read(4096):
+        while chunk := pipe.readline():
             chunks.append(chunk)
 
 

@@ -11,6 +11,11 @@ command line.  Links may change over time (``schedule``,
 ``delay_variation``); those changes are compiled to timed events with the
 full parameter set of the direction.
 
+The wireless link may instead be a real 802.11 hop (``kind = "wifi"``,
+wifi.py): hwsim radios, hostapd, wpa_supplicant and airtcp-medium, which
+applies the same loss models per 802.11 attempt.  Its directions then
+carry the loss models and the medium's queues, and netem at most a delay.
+
 This module is pure: it parses, validates and compiles to argv lists.  It
 never runs tc; the topology does that.
 """
@@ -33,6 +38,7 @@ from .lossmodels import GilbertElliott, LossModel, TimeMarkov, Uniform, parse_lo
 from .paths import PROFILE_DIR
 from .tomlfile import available, check_keys, load_named
 from .units import format_duration_us, format_rate, parse_count, parse_duration, parse_rate
+from .wifi import DEFAULT_QUEUE_FRAMES, WIFI_DIRECTION_KEYS, WifiSpec, parse_queue, parse_wifi
 
 LINK_NAMES = ("internet", "wired", "wireless")
 DIRECTIONS = ("down", "up")
@@ -46,13 +52,17 @@ NORMAL_CLASS = "1:20"
 DIRECTION_KEYS = (
     "rate", "overhead", "delay", "jitter", "distribution", "queue", "limit", "loss", "packet_size", "scheduler"
 )  # fmt: skip
-LINK_KEYS = (*DIRECTION_KEYS, "description", *DIRECTIONS, "schedule", "delay_variation")
+LINK_KINDS = ("netem", "wifi")
+LINK_KEYS = (*DIRECTION_KEYS, "description", *DIRECTIONS, "schedule", "delay_variation", "kind")
+WIFI_LINK_KEYS = ("kind", "description", "wifi", *WIFI_DIRECTION_KEYS, *DIRECTIONS)
 PROFILE_KEYS = ("description", "notes", "extends", "links")
 EVENT_KEYS = ("at", "direction", "rate", "overhead", "delay", "jitter", "distribution", "limit", "loss")
 VARIATION_KEYS = ("start", "every", "low", "high", "seed", "direction")
 
 DEFAULT_LIMIT_PACKETS = 1000
 MTU_BYTES = 1500
+# An MTU packet as an 802.11 data frame: header, QoS control, LLC/SNAP, FCS.
+WIFI_FRAME_BYTES = MTU_BYTES + 24 + 2 + 8 + 4
 
 
 @dataclass(frozen=True)
@@ -68,13 +78,21 @@ class Direction:
     overhead_bytes: int = 0
     packet_size: int | None = None  # the size loss models assume (exponential-bytes)
     scheduler: str = "fifo"
+    # On a wifi link the loss model and the queue (limit_packets, in
+    # frames) are airtcp-medium's, the rate the radio's; netem adds only
+    # the delay, if any.
+    wifi: bool = False
 
     def netem_args(self, with_rate: bool = True) -> list[str]:
         """Arguments after ``netem`` in ``tc qdisc ... netem ARGS``.
 
         Always the full parameter set: ``tc qdisc change`` resets anything
-        left out (kernel-notes §6), so a partial set would silently drift.
+        left out (Documentation/kernel-notes.rst §6), so a partial set would silently drift.
         """
+        if self.wifi:
+            return (
+                ["limit", str(DEFAULT_LIMIT_PACKETS), "delay", format_duration_us(self.delay_s)] if self.delay_s else []
+            )
         args = ["limit", str(self.limit_packets), "delay", format_duration_us(self.delay_s)]
         if self.jitter_s > 0:
             args += [format_duration_us(self.jitter_s)]
@@ -96,6 +114,8 @@ class Direction:
         nothing and borrow the rest from the parent, because HTB orders by
         ``prio`` only among classes that borrow.
         """
+        if self.wifi:
+            return [["qdisc", "replace", "dev", dev, "root", "netem", *self.netem_args()]] if self.delay_s else []
         if self.scheduler == "fifo":
             return [["qdisc", "replace", "dev", dev, "root", "netem", *self.netem_args()]]
         rate = format_rate(self.rate_bps)
@@ -120,7 +140,8 @@ class Direction:
         return commands
 
     def timeloss_args(self) -> list[str] | None:
-        return self.loss.timeloss_args()
+        """airtcp-timeloss's arguments (a wifi link's medium runs its time-driven models itself)."""
+        return None if self.wifi else self.loss.timeloss_args()
 
     def pipe_packets(self) -> float:
         """MTU-sized packets in flight on the propagation delay alone."""
@@ -138,6 +159,7 @@ class Direction:
             "loss": self.loss.to_json(),
             "expected_loss_rate": self.loss.loss_rate(),
             "scheduler": self.scheduler,
+            "wifi": self.wifi,
         }
 
 
@@ -175,6 +197,7 @@ class Link:
     changes: tuple[tuple[float, tuple[str, ...], Mapping[str, object]], ...] = ()
     variation: Variation | None = None
     where: str = ""
+    wifi: WifiSpec | None = None  # a real 802.11 hop (kind = "wifi")
 
     def direction(self, which: str) -> Direction:
         return self.down if which == "down" else self.up
@@ -247,7 +270,13 @@ class Profile:
             "description": self.description,
             "source": self.source,
             "overrides": [list(pair) for pair in self.overrides],
-            "links": {name: {d: link.direction(d).to_json() for d in DIRECTIONS} for name, link in self.links.items()},
+            "links": {
+                name: {
+                    **{d: link.direction(d).to_json() for d in DIRECTIONS},
+                    **({"kind": "wifi", "wifi": link.wifi.to_json()} if link.wifi else {"kind": "netem"}),
+                }
+                for name, link in self.links.items()
+            },
             "netem": {
                 name: {d: link.direction(d).netem_args() for d in DIRECTIONS} for name, link in self.links.items()
             },
@@ -269,6 +298,9 @@ def netem_mismatches(direction: Direction, options: Mapping[str, object], with_r
     ``with_rate`` the netem must have no rate (another qdisc has it).
     """
     problems = []
+    if direction.wifi:
+        # In front of a radio netem holds the delay only (Direction.netem_args).
+        direction, with_rate = Direction(0, direction.delay_s, limit_packets=DEFAULT_LIMIT_PACKETS), False
 
     def table(name: str) -> Mapping[str, object]:
         value = options.get(name, {})
@@ -491,6 +523,30 @@ def _parse_variation(where: str, prefix: str, raw: object) -> Variation:
     )
 
 
+def _wifi_link(where: str, link_name: str, prefix: str, raw: Mapping[str, object]) -> Link:
+    """A wireless link of ``kind = "wifi"``: loss, queue and delay per direction, the radio in ``wifi``."""
+    if link_name != "wireless":
+        raise ConfigError(where, f"{prefix}kind", "wifi", "only the wireless link (BS to WH) can be wifi")
+    check_keys(where, prefix, raw, WIFI_LINK_KEYS)
+    spec = parse_wifi(where, f"{prefix}wifi.", raw.get("wifi"))
+    shared = {k: v for k, v in raw.items() if k in WIFI_DIRECTION_KEYS}
+    per_dir: dict[str, Direction] = {}
+    for which in DIRECTIONS:
+        override = raw.get(which, {})
+        if not isinstance(override, Mapping):
+            raise ConfigError(where, f"{prefix}{which}", override, "expected a table")
+        check_keys(where, f"{prefix}{which}.", override, WIFI_DIRECTION_KEYS)
+        values = {**shared, **override}
+        names = {k: f"{prefix}{which}.{k}" if k in override else f"{prefix}{k}" for k in WIFI_DIRECTION_KEYS}
+        # exponential-bytes: the medium uses each frame's length; this size only sets the expected rate.
+        loss = parse_loss(where, names["loss"], values.get("loss", 0.0), WIFI_FRAME_BYTES)
+        queue = parse_queue(where, names["queue"], values.get("queue", DEFAULT_QUEUE_FRAMES))
+        delay = parse_duration(where, names["delay"], values.get("delay", "0ms"))
+        per_dir[which] = Direction(spec.nominal_rate_bps(), delay, limit_packets=queue, loss=loss, wifi=True)
+    description = str(raw.get("description", ""))
+    return Link(link_name, per_dir["down"], per_dir["up"], description, (), None, where, spec)
+
+
 def parse_profile(
     name: str, data: Mapping[str, object], where: str, overrides: Sequence[tuple[str, object]] = ()
 ) -> Profile:
@@ -510,6 +566,12 @@ def parse_profile(
         if not isinstance(raw, Mapping):
             raise ConfigError(where, f"links.{link_name}", raw, "expected a table")
         prefix = f"links.{link_name}."
+        kind = raw.get("kind", "netem")
+        if kind not in LINK_KINDS:
+            raise ConfigError(where, f"{prefix}kind", kind, f"expected one of {', '.join(LINK_KINDS)}")
+        if kind == "wifi":
+            links[link_name] = _wifi_link(where, link_name, prefix, raw)
+            continue
         check_keys(where, prefix, raw, LINK_KEYS)
         shared = {k: v for k, v in raw.items() if k in DIRECTION_KEYS}
         per_dir: dict[str, Direction] = {}
@@ -612,11 +674,44 @@ def apply_override(data: dict[str, object], key: str, value: object, flag: str) 
     node[parts[-1]] = value
 
 
+def _check_added_links(
+    name: str, had: Mapping[str, object], data: Mapping[str, object], overrides: Sequence[tuple[str, object]], flag: str
+) -> None:
+    """A --set that names a link the profile lacks adds that link: say so,
+    unless the overrides give it everything a link needs."""
+    links = data.get("links")
+    if not isinstance(links, Mapping):
+        return
+    for link, raw in links.items():
+        if link in had or not isinstance(raw, Mapping):
+            continue
+        missing = [k for k in ("rate", "delay") if k not in raw and not all(k in _table(raw, d) for d in DIRECTIONS)]
+        if missing:
+            key, value = next((k, v) for k, v in overrides if k.startswith(f"links.{link}."))
+            existing = ", ".join(str(k) for k in had) or "none"
+            raise ConfigError(
+                flag,
+                key,
+                value,
+                f"profile {name} has no {link} link (links: {existing}); to add one, set its "
+                + " and ".join(f"links.{link}.{k}" for k in missing)
+                + " too",
+            )
+
+
+def _table(raw: Mapping[str, object], key: str) -> Mapping[str, object]:
+    value = raw.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
 def load_profile(name_or_path: str, overrides: Sequence[tuple[str, object]] = (), flag: str = "--set") -> Profile:
     """Load a shipped profile by name or any file, with ``--set`` overrides."""
     name, data, where = _resolve(name_or_path)
+    links = data.get("links")
+    had = dict(links) if isinstance(links, Mapping) else {}
     for key, value in overrides:
         apply_override(data, key, value, flag)
+    _check_added_links(name, had, data, overrides, flag)
     # A bad overridden value is not in the file: say where it came from.
     return parse_profile(name, data, f"{where} with {flag}" if overrides else where, overrides)
 

@@ -1,20 +1,31 @@
-"""Tables and plots from result files only (analysis never reruns traffic)."""
+"""Tables, verdicts and CSV from result files only (analysis never reruns traffic).
+
+A result file's cases are grouped by profile variant and workload; each
+group gets the table of its workload's kind (bulk: goodput; short: flow
+completion times per size; many: aggregate, fairness, per flow).  Several
+result files merge into one table per group, each row tagged with its
+file (its batch); ratios and verdicts compare cases of the same batch
+only.  plot.py draws from the same summaries.
+"""
 
 from __future__ import annotations
 
-import os
+import csv
+import io
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
-from .paths import VENV_DIR
+from . import flowstats, verdict
+from .errors import ConfigError
 from .recovery import MANY_HOLES, quantile
 from .stats import Summary, summarize
 
 
 @dataclass
 class CaseSummary:
+    """A bulk-transfer case over its runs."""
+
     profile: str
     label: str
     runs: int
@@ -26,6 +37,8 @@ class CaseSummary:
     recovery: RecoverySummary | None = None
     recoveries: Summary | None = None  # the kernel's: TCPSackRecovery + TCPRenoRecovery
     competing: CompetingSummary | None = None  # the wired flow beside the transfer, if any
+    workload: str = "bulk"
+    batch: str = ""  # the result file it came from, when several are merged
 
 
 @dataclass
@@ -125,7 +138,7 @@ def summarize_competing(runs: Sequence[Mapping[str, Any]]) -> CompetingSummary |
     )
 
 
-def summarize_case(case: Mapping[str, Any]) -> CaseSummary:
+def summarize_case(case: Mapping[str, Any], batch: str = "") -> CaseSummary:
     runs = _ok_runs(case)
     return CaseSummary(
         profile=str(case.get("profile")),
@@ -139,11 +152,25 @@ def summarize_case(case: Mapping[str, Any]) -> CaseSummary:
         recovery=summarize_recovery(runs),
         recoveries=_summary([_recoveries(r) for r in runs]),
         competing=summarize_competing(runs),
+        workload=str(case.get("workload", "bulk")),
+        batch=batch,
     )
 
 
-def summaries(result: Mapping[str, Any]) -> list[CaseSummary]:
-    return [summarize_case(c) for c in result["cases"]]
+def workload_kinds(result: Mapping[str, Any]) -> dict[str, str]:
+    """Workload name -> kind, as the result file records them (bulk for older files)."""
+    listed = result.get("experiment", {}).get("workloads") or []
+    kinds = {str(w.get("name")): str(w.get("kind", "bulk")) for w in listed if isinstance(w, Mapping)}
+    return kinds or {"bulk": "bulk"}
+
+
+def kind_of(result: Mapping[str, Any], case: Mapping[str, Any]) -> str:
+    return workload_kinds(result).get(str(case.get("workload", "bulk")), "bulk")
+
+
+def summaries(result: Mapping[str, Any], batch: str = "") -> list[CaseSummary]:
+    """The bulk-transfer cases."""
+    return [summarize_case(c, batch) for c in result["cases"] if kind_of(result, c) == "bulk"]
 
 
 def by_profile(rows: Sequence[CaseSummary]) -> dict[str, list[CaseSummary]]:
@@ -172,13 +199,12 @@ def _goodput_digits(rows: Sequence[CaseSummary]) -> int:
 
 
 def _group_table(rows: Sequence[CaseSummary], baseline: str | None) -> list[list[str]]:
-    base = next((r for r in rows if r.label == baseline), None) if baseline else None
-    if base is None:
-        base = next((r for r in rows if r.goodput), None)
-    header = ["case", "runs", "goodput Mbit/s", "median CI", "vs " + (base.label if base else "-")]
+    first = _baseline_row(rows, rows[0], baseline) if rows else None
+    header = ["case", "runs", "goodput Mbit/s", "median CI", "vs " + (first.label if first else "-")]
     lines = [[*header, "retx", "RTT ms", "RTOs"]]
     digits = _goodput_digits(rows)
     for row in rows:
+        base = _baseline_row(rows, row, baseline)
         ratio = "-"
         if row.goodput and base and base.goodput and base.goodput.median > 0:
             ratio = f"{row.goodput.median / base.goodput.median:.2f}x"
@@ -267,26 +293,481 @@ def _render(lines: list[list[str]]) -> list[str]:
     return out
 
 
+# ---------------------------------------------------------------- short flows
+
+
+@dataclass
+class ShortSummary:
+    """A short-flow case: completion times per size over every run's flows."""
+
+    profile: str
+    workload: str
+    label: str
+    runs: int
+    failed: int  # failed runs
+    sizes: list[flowstats.FctSummary]
+    batch: str = ""
+
+
+def summarize_short(case: Mapping[str, Any], batch: str = "") -> ShortSummary:
+    runs = [r for r in case.get("runs", []) if r.get("error") is None and isinstance(r.get("short_flows"), Mapping)]
+    per_run = [list(r["short_flows"].get("flows", [])) for r in runs]
+    sizes = list(dict.fromkeys(int(s) for r in runs for s in r["short_flows"].get("sizes", [])))
+    return ShortSummary(
+        profile=str(case.get("profile")),
+        workload=str(case.get("workload")),
+        label=str(case.get("label")),
+        runs=len(runs),
+        failed=len(case.get("runs", [])) - len(runs),
+        sizes=[flowstats.summarize_fct(per_run, size) for size in sizes],
+        batch=batch,
+    )
+
+
+def size_label(size: int) -> str:
+    """10000 -> "10 KB", 1000000 -> "1 MB" (decimal, as the workload files write them)."""
+    for unit, scale in (("MB", 1_000_000), ("KB", 1000)):
+        if size >= scale and size % (scale // 10) == 0:
+            return f"{size / scale:g} {unit}"
+    return f"{size} B"
+
+
+def _short_table(rows: Sequence[ShortSummary], baseline: str | None, batched: bool) -> list[list[str]]:
+    lines = [
+        [*(["batch"] if batched else []), "case", "size", "runs", "flows", "median ms", "median CI", "p95 ms",
+         "vs base (median)", "vs base (p95)", "RTO flows", "failed"]
+    ]  # fmt: skip
+    for row in rows:
+        base = _baseline_row(rows, row, baseline)
+        for fct in row.sizes:
+            ref = next((s for s in base.sizes if s.size == fct.size), None) if base is not None else None
+            ci = (
+                ""
+                if fct.ci_low_ms is None or fct.ci_level is None
+                else (f"[{fct.ci_low_ms:.0f}, {fct.ci_high_ms:.0f}] {fct.ci_level * 100:.0f}%")
+            )
+            rto = "-" if not fct.flows else f"{fct.rto_flows} ({100 * fct.rto_flows / fct.flows:.0f}%)"
+            lines.append(
+                [
+                    *([row.batch] if batched else []),
+                    row.label,
+                    size_label(fct.size),
+                    str(row.runs) + (f" ({row.failed} failed)" if row.failed else ""),
+                    str(fct.flows),
+                    _num(fct.median_ms, 0),
+                    ci,
+                    _num(fct.p95_ms, 0),
+                    _ratio(fct.median_ms, ref.median_ms if ref else None),
+                    _ratio(fct.p95_ms, ref.p95_ms if ref else None),
+                    rto,
+                    str(fct.failed),
+                ]
+            )
+    return lines
+
+
+# ---------------------------------------------------------------- many flows
+
+
+@dataclass
+class FlowShare:
+    index: int
+    sender: str
+    congestion_control: str
+    goodput: Summary | None  # Mbit/s in the common window, over runs
+    share: Summary | None  # of the fair share, over runs
+
+
+@dataclass
+class ManySummary:
+    """Concurrent flows: the aggregate, Jain's index and each flow, over runs."""
+
+    profile: str
+    workload: str
+    label: str
+    runs: int
+    failed: int
+    aggregate: Summary | None
+    jain: Summary | None
+    least_share: Summary | None
+    starved_runs: int  # runs in which some flow got less than STARVED_SHARE of its fair share
+    flows: list[FlowShare] = field(default_factory=list)
+    batch: str = ""
+
+
+def _window_goodputs(run: Mapping[str, Any]) -> list[float] | None:
+    flows = run.get("flows")
+    if not isinstance(flows, list) or not flows:
+        return None
+    values = [f.get("window_goodput_mbps") for f in flows if isinstance(f, Mapping)]
+    if len(values) != len(flows) or not all(isinstance(v, (int, float)) for v in values):
+        return None
+    return [float(v) for v in values]  # type: ignore[arg-type]
+
+
+def summarize_many(case: Mapping[str, Any], batch: str = "") -> ManySummary:
+    runs = [r for r in case.get("runs", []) if r.get("error") is None and _window_goodputs(r) is not None]
+    per_run = [_window_goodputs(r) or [] for r in runs]
+    shares = [flowstats.fair_shares(g) for g in per_run]
+    flows: list[FlowShare] = []
+    if runs:
+        for i, flow in enumerate(runs[0]["flows"]):
+            flows.append(
+                FlowShare(
+                    index=int(flow.get("index", i + 1)),
+                    sender=str(flow.get("sender")),
+                    congestion_control=str(flow.get("congestion_control")),
+                    goodput=_summary([g[i] if i < len(g) else None for g in per_run]),
+                    share=_summary([s[i] if i < len(s) else None for s in shares]),
+                )
+            )
+    return ManySummary(
+        profile=str(case.get("profile")),
+        workload=str(case.get("workload")),
+        label=str(case.get("label")),
+        runs=len(runs),
+        failed=len(case.get("runs", [])) - len(runs),
+        aggregate=_summary([sum(g) for g in per_run]),
+        jain=_summary([flowstats.jain_index(g) for g in per_run]),
+        least_share=_summary([min(s) for s in shares if s]),
+        starved_runs=sum(1 for g in per_run if flowstats.starved(g)),
+        flows=flows,
+        batch=batch,
+    )
+
+
+def _many_table(rows: Sequence[ManySummary], baseline: str | None, batched: bool) -> list[list[str]]:
+    lines = [
+        [*(["batch"] if batched else []), "case", "runs", "flows", "total Mbit/s", "median CI", "vs base",
+         "Jain", "least share", "runs with a starved flow"]
+    ]  # fmt: skip
+    for row in rows:
+        base = _baseline_row(rows, row, baseline)
+        lines.append(
+            [
+                *([row.batch] if batched else []),
+                row.label,
+                str(row.runs) + (f" ({row.failed} failed)" if row.failed else ""),
+                str(len(row.flows)),
+                _fmt(row.aggregate, 3),
+                _fmt_ci(row.aggregate, 3),
+                _ratio(_median(row.aggregate), _median(base.aggregate) if base else None),
+                _fmt(row.jain, 3),
+                _fmt(row.least_share, 2),
+                f"{row.starved_runs} of {row.runs}",
+            ]
+        )
+    return lines
+
+
+def _per_flow_table(rows: Sequence[ManySummary], batched: bool) -> list[list[str]]:
+    lines = [[*(["batch"] if batched else []), "case", "flow", "sender", "Mbit/s", "median CI", "share of fair"]]
+    for row in rows:
+        for flow in row.flows:
+            lines.append(
+                [
+                    *([row.batch] if batched else []),
+                    row.label,
+                    str(flow.index),
+                    flow.sender,
+                    _fmt(flow.goodput, 3),
+                    _fmt_ci(flow.goodput, 3),
+                    _fmt(flow.share, 2),
+                ]
+            )
+    return lines
+
+
+# ---------------------------------------------------------------- several files, groups
+
+
+Batch = tuple[str, Mapping[str, Any]]  # (label, result document)
+Row = CaseSummary | ShortSummary | ManySummary
+
+
+def batches(labels: Sequence[str], results: Sequence[Mapping[str, Any]]) -> list[Batch]:
+    """Label each result file (its stem; numbered when two share one) for the batch column."""
+    seen: dict[str, int] = {}
+    out = []
+    for label, doc in zip(labels, results, strict=True):
+        seen[label] = seen.get(label, 0) + 1
+        out.append((label if seen[label] == 1 else f"{label}#{seen[label]}", doc))
+    return out
+
+
+def rows_of(batch: Batch) -> list[tuple[str, Row]]:
+    """(kind, summary) of every case of one result file, in the order run."""
+    label, doc = batch
+    out: list[tuple[str, Row]] = []
+    for case in doc["cases"]:
+        kind = kind_of(doc, case)
+        if kind == "short":
+            out.append((kind, summarize_short(case, label)))
+        elif kind == "many":
+            out.append((kind, summarize_many(case, label)))
+        else:
+            out.append((kind, summarize_case(case, label)))
+    return out
+
+
+def groups(batch_list: Sequence[Batch]) -> dict[tuple[str, str, str], list[Row]]:
+    """(profile, workload, kind) -> rows of every batch, batch by batch."""
+    out: dict[tuple[str, str, str], list[Row]] = {}
+    for batch in batch_list:
+        for kind, row in rows_of(batch):
+            out.setdefault((row.profile, row.workload, kind), []).append(row)
+    return out
+
+
+def case_labels(batch_list: Sequence[Batch]) -> list[str]:
+    return list(dict.fromkeys(str(c.get("label")) for _, doc in batch_list for c in doc["cases"]))
+
+
+def check_baseline(batch_list: Sequence[Batch], baseline: str | None, flag: str = "--baseline") -> None:
+    """Refuse a baseline that names no case: ratios would silently refer to another."""
+    if baseline is None:
+        return
+    labels = case_labels(batch_list)
+    if baseline not in labels:
+        raise ConfigError(flag, "baseline", baseline, f"no such case; cases: {', '.join(labels) or 'none'}")
+
+
+def _baseline_row(rows: Sequence[Any], row: Any, baseline: str | None) -> Any:
+    """The row ``row`` is compared with: ``baseline`` in the same batch, else the batch's first."""
+    same = [r for r in rows if r.batch == row.batch]
+    named = next((r for r in same if r.label == baseline), None) if baseline else None
+    return named or (same[0] if same else None)
+
+
+def _median(summary: Summary | None) -> float | None:
+    return None if summary is None else summary.median
+
+
+def _num(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _ratio(value: float | None, base: float | None) -> str:
+    return "-" if value is None or not base else f"{value / base:.2f}x"
+
+
 def table(result: Mapping[str, Any], baseline: str | None = None) -> str:
-    """Plain-text tables, one per profile variant; goodput ratios are
-    against ``baseline`` (a scheme/sender label) within each variant."""
-    groups = by_profile(summaries(result))
+    """Plain-text tables, one per profile variant and workload; ratios are
+    against ``baseline`` (a scheme/sender label) within each."""
+    return merged_table([("", result)], baseline)
+
+
+def merged_table(batch_list: Sequence[Batch], baseline: str | None = None) -> str:
+    """One table per (profile variant, workload) over every result file, a batch column when several."""
+    grouped = groups(batch_list)
+    batched = len(batch_list) > 1
+    several = len(grouped) > 1
     blocks = []
-    for profile, rows in groups.items():
-        heading = [f"profile {profile}"] if len(groups) > 1 else []
-        blocks.append("\n".join(heading + _render(_group_table(rows, baseline))))
-        competing = _competing_table(rows)
-        if len(competing) > 1:
-            title = "competing wired flow S -> BS, and the total of both flows (medians over runs, CI of the median)"
-            blocks.append("\n".join([title, *_render(competing)]))
-        recovery = _recovery_table(rows)
-        if len(recovery) > 1:
-            title = "recovery time per loss episode (sender capture; medians over runs, CI of the median)"
-            blocks.append("\n".join([title, *_render(recovery)]))
+    for (profile, workload, kind), rows in grouped.items():
+        heading = [f"profile {profile}, workload {workload}"] if several else []
+        if kind == "short":
+            short = [r for r in rows if isinstance(r, ShortSummary)]
+            title = "flow completion time per object size (every flow of every run; median CI from order statistics)"
+            blocks.append("\n".join([*heading, title, *_render(_short_table(short, baseline, batched))]))
+        elif kind == "many":
+            many = [r for r in rows if isinstance(r, ManySummary)]
+            title = (
+                "concurrent flows: total goodput in the window all ran, Jain's index, least share of the fair "
+                f"share (starved below {flowstats.STARVED_SHARE:g}); medians over runs"
+            )
+            blocks.append("\n".join([*heading, title, *_render(_many_table(many, baseline, batched))]))
+            blocks.append("\n".join(["per flow (medians over runs)", *_render(_per_flow_table(many, batched))]))
+        else:
+            bulk = [r for r in rows if isinstance(r, CaseSummary)]
+            blocks.extend(_bulk_blocks(heading, bulk, baseline, batched))
     return "\n\n".join(blocks)
 
 
-def _profiles(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _bulk_blocks(heading: list[str], rows: Sequence[CaseSummary], baseline: str | None, batched: bool) -> list[str]:
+    blocks = []
+    main = _group_table(rows, baseline)
+    if batched:
+        main = [["batch", *main[0]], *[[row.batch, *line] for row, line in zip(rows, main[1:], strict=True)]]
+    blocks.append("\n".join(heading + _render(main)))
+    competing = _competing_table(rows)
+    if len(competing) > 1:
+        title = "competing wired flow S -> BS, and the total of both flows (medians over runs, CI of the median)"
+        blocks.append("\n".join([title, *_render(competing)]))
+    recovery = _recovery_table(rows)
+    if len(recovery) > 1:
+        title = "recovery time per loss episode (sender capture; medians over runs, CI of the median)"
+        blocks.append("\n".join([title, *_render(recovery)]))
+    return blocks
+
+
+# ---------------------------------------------------------------- verdicts
+
+
+@dataclass
+class CaseVerdict:
+    batch: str
+    profile: str
+    workload: str
+    label: str
+    baseline: str
+    what: str  # the figure compared: "goodput", "total goodput", "FCT 100 KB"
+    verdict: verdict.Verdict
+
+
+def _per_run_values(kind: str, case: Mapping[str, Any], size: int | None = None) -> list[float]:
+    runs = [r for r in case.get("runs", []) if r.get("error") is None]
+    if kind == "bulk":
+        return [float(r["transfer"]["goodput_mbps"]) for r in runs if r.get("transfer")]
+    if kind == "many":
+        return [sum(g) for r in runs if (g := _window_goodputs(r)) is not None]
+    values = []
+    for r in runs:
+        flows = (r.get("short_flows") or {}).get("flows") or []
+        done = [float(f["fct_ms"]) for f in flows if f.get("size") == size and f.get("error") is None and "fct_ms" in f]
+        if done:
+            values.append(flowstats.quantile_median(done))
+    return values
+
+
+def verdicts(batch_list: Sequence[Batch]) -> list[CaseVerdict]:
+    """Every scheme's case against stock with the same sender, the same
+    profile variant and workload, in the same batch (verdict.py)."""
+    out = []
+    for label, doc in batch_list:
+        cases = doc["cases"]
+        for case in cases:
+            if case.get("scheme") == verdict.BASELINE_SCHEME:
+                continue
+            base = next(
+                (
+                    c
+                    for c in cases
+                    if c.get("scheme") == verdict.BASELINE_SCHEME
+                    and (c.get("sender"), c.get("profile"), c.get("workload", "bulk"))
+                    == (case.get("sender"), case.get("profile"), case.get("workload", "bulk"))
+                ),
+                None,
+            )
+            if base is None:
+                continue
+            kind = kind_of(doc, case)
+            aside = verdict.step_aside_counts([r for r in case.get("runs", []) if r.get("error") is None])
+            comparisons: list[tuple[str, int | None, bool]]
+            if kind == "short":
+                sizes = [f.size for f in summarize_short(case).sizes]
+                comparisons = [(f"FCT {size_label(size)}", size, False) for size in sizes]
+            else:
+                comparisons = [("total goodput" if kind == "many" else "goodput", None, True)]
+            for what, size, higher in comparisons:
+                x = _per_run_values(kind, case, size)
+                y = _per_run_values(kind, base, size)
+                out.append(
+                    CaseVerdict(
+                        batch=label,
+                        profile=str(case.get("profile")),
+                        workload=str(case.get("workload", "bulk")),
+                        label=str(case.get("label")),
+                        baseline=str(base.get("label")),
+                        what=what,
+                        verdict=verdict.judge(x, y, higher, aside),
+                    )
+                )
+    return out
+
+
+def verdict_lines(batch_list: Sequence[Batch]) -> str:
+    """One line per scheme, case and figure; empty when nothing has a stock case to compare with."""
+    found = verdicts(batch_list)
+    if not found:
+        return ""
+    several = len({(v.batch, v.profile, v.workload) for v in found}) > 1
+    width = max(len(v.label) for v in found)
+    lines = [
+        "verdicts against stock with the same sender (ratio of medians, distribution-free interval of the "
+        f"ratio; helps/hurts beyond {verdict.MARGIN:.0%} either way: Documentation/testbed.rst)"
+    ]
+    for v in found:
+        where = f"  [{', '.join(x for x in (v.batch, v.profile, v.workload) if x)}]" if several else ""
+        lines.append(f"  {v.label:<{width}}  {verdict.describe(v.verdict, v.what, v.baseline)}{where}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- CSV
+
+
+CSV_COLUMNS = (
+    "batch", "profile", "workload", "kind", "case", "size_bytes", "metric", "runs", "n", "median",
+    "ci_low", "ci_high", "ci_level", "verdict", "ratio", "ratio_low", "ratio_high", "ratio_level",
+)  # fmt: skip
+
+
+def csv_text(batch_list: Sequence[Batch]) -> str:
+    """Every case's figures, one per line (long format: a metric column), with the verdicts."""
+    judged = {(v.batch, v.profile, v.workload, v.label, v.what): v.verdict for v in verdicts(batch_list)}
+    out = io.StringIO()
+    writer = csv.DictWriter(out, CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+
+    def emit(
+        row: Row, kind: str, metric: str, summary: Summary | None, size: int | None = None, what: str = ""
+    ) -> None:
+        line: dict[str, object] = {
+            "batch": row.batch, "profile": row.profile, "workload": row.workload, "kind": kind, "case": row.label,
+            "size_bytes": size, "metric": metric, "runs": row.runs,
+        }  # fmt: skip
+        if summary is not None:
+            line.update(
+                n=summary.n, median=summary.median, ci_low=summary.ci_low, ci_high=summary.ci_high,
+                ci_level=summary.ci_level,
+            )  # fmt: skip
+        judged_here = judged.get((row.batch, row.profile, row.workload, row.label, what)) if what else None
+        if judged_here is not None:
+            line["verdict"] = judged_here.label
+            iv = judged_here.interval
+            if iv is not None:
+                line.update(ratio=iv.ratio, ratio_low=iv.low, ratio_high=iv.high, ratio_level=iv.level)
+        writer.writerow(line)
+
+    for batch in batch_list:
+        for kind, row in rows_of(batch):
+            if isinstance(row, CaseSummary):
+                emit(row, kind, "goodput_mbps", row.goodput, what="goodput")
+                emit(row, kind, "retransmits", row.retransmits)
+                emit(row, kind, "mean_rtt_ms", row.mean_rtt_ms)
+                emit(row, kind, "rtos", row.timeouts)
+            elif isinstance(row, ManySummary):
+                emit(row, kind, "total_goodput_mbps", row.aggregate, what="total goodput")
+                emit(row, kind, "jain_index", row.jain)
+                emit(row, kind, "least_fair_share", row.least_share)
+                for flow in row.flows:
+                    emit(row, kind, f"flow{flow.index}_{flow.sender}_goodput_mbps", flow.goodput)
+            else:
+                for fct in row.sizes:
+                    pooled = _fct_as_summary(fct)
+                    emit(row, kind, "fct_median_ms", pooled, fct.size, what=f"FCT {size_label(fct.size)}")
+                    writer.writerow(
+                        {"batch": row.batch, "profile": row.profile, "workload": row.workload, "kind": kind,
+                         "case": row.label, "size_bytes": fct.size, "metric": "fct_p95_ms", "runs": row.runs,
+                         "n": fct.flows, "median": fct.p95_ms}
+                    )  # fmt: skip
+                    writer.writerow(
+                        {"batch": row.batch, "profile": row.profile, "workload": row.workload, "kind": kind,
+                         "case": row.label, "size_bytes": fct.size, "metric": "rto_flows", "runs": row.runs,
+                         "n": fct.flows, "median": fct.rto_flows}
+                    )  # fmt: skip
+    return out.getvalue()
+
+
+def _fct_as_summary(fct: flowstats.FctSummary) -> Summary | None:
+    if fct.median_ms is None:
+        return None
+    return Summary(fct.flows, fct.median_ms, fct.ci_low_ms, fct.ci_high_ms, fct.ci_level, fct.median_ms, None)
+
+
+# ---------------------------------------------------------------- describing a file
+
+
+def profiles_of(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     exp = result.get("experiment", {})
     profiles = exp.get("profiles")
     return profiles if isinstance(profiles, list) else []
@@ -295,7 +776,7 @@ def _profiles(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def describe(result: Mapping[str, Any]) -> str:
     exp = result.get("experiment", {})
     meta = result.get("metadata", {})
-    profiles = _profiles(result)
+    profiles = profiles_of(result)
     first = profiles[0] if profiles else {}
     state = "complete" if result.get("complete") else ("interrupted" if result.get("interrupted") else "incomplete")
     sweep = exp.get("sweep") or {}
@@ -306,24 +787,17 @@ def describe(result: Mapping[str, Any]) -> str:
         sender = rival.get("sender")
         name = sender.get("name") if isinstance(sender, Mapping) else sender
         beside = f"\ncompeting wired flow: sender {name}, S -> {rival.get('receiver')} (port {rival.get('port')})"
+    listed = [w for w in exp.get("workloads") or [] if isinstance(w, Mapping)]
+    loads = ""
+    if listed and [w.get("name") for w in listed] != ["bulk"]:
+        loads = "\nworkloads: " + "; ".join(
+            f"{w.get('name')} ({w.get('duration_s')} s): {w.get('description')}" for w in listed
+        )
     return (
         f"experiment {exp.get('name')} ({state}): profile {first.get('name')} - {first.get('description')}{swept}\n"
         f"{exp.get('duration_s')} s per run, backend {meta.get('backend')}, kernel {meta.get('kernel_release')}, "
-        f"airtcp {meta.get('git_describe')}{beside}"
+        f"airtcp {meta.get('git_describe')}{beside}{loads}"
     )
-
-
-def _series(
-    run: Mapping[str, Any], key_ss: str, key_iperf: str, scale_iperf: float = 1.0
-) -> tuple[list[float], list[float]]:
-    """Prefer the finer ss samples; fall back to iperf3's intervals."""
-    ss_samples = run.get("series", {}).get("ss") or []
-    points = [(s["t"], s[key_ss]) for s in ss_samples if key_ss in s and isinstance(s[key_ss], (int, float))]
-    if points:
-        return [p[0] for p in points], [float(p[1]) for p in points]
-    intervals = run.get("transfer", {}).get("intervals") or []
-    points = [(s["t"], s[key_iperf] * scale_iperf) for s in intervals if key_iperf in s]
-    return [p[0] for p in points], [p[1] for p in points]
 
 
 def sweep_axis(result: Mapping[str, Any]) -> tuple[str, dict[str, object]] | None:
@@ -333,86 +807,8 @@ def sweep_axis(result: Mapping[str, Any]) -> tuple[str, dict[str, object]] | Non
         return None
     (key,) = sweep
     values: dict[str, object] = {}
-    for profile in _profiles(result):
+    for profile in profiles_of(result):
         for k, v in profile.get("overrides", []):
             if k == key:
                 values[str(profile.get("label"))] = v
     return key, values
-
-
-def plot(result: Mapping[str, Any], path: Path) -> Path:
-    """Goodput per case (median, interval) and cwnd / RTT of each case's first run."""
-    # A font cache that outlives the VM (whose home directory does not):
-    # building it costs minutes under software emulation.
-    os.environ.setdefault("MPLCONFIGDIR", str(VENV_DIR / "mplconfig"))
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = summaries(result)
-    fig, (ax_top, ax_cwnd, ax_rtt) = plt.subplots(3, 1, figsize=(9, 11), constrained_layout=True)
-    exp = result.get("experiment", {})
-    profiles = _profiles(result)
-    title = f"{exp.get('name')}: {profiles[0].get('name') if profiles else '?'}, {exp.get('duration_s')} s per run"
-    axis = sweep_axis(result)
-    if axis is not None and len(by_profile(rows)) > 1:
-        _plot_sweep(ax_top, rows, axis)
-    else:
-        _plot_bars(ax_top, rows, multi=len(by_profile(rows)) > 1)
-    ax_top.set_title(title, fontsize=10)
-    first_profile = rows[0].profile if rows else None
-    for case in result["cases"]:
-        runs = _ok_runs(case)
-        if not runs or case.get("profile") != first_profile:
-            continue
-        t, cwnd = _series(runs[0], "cwnd", "cwnd_bytes", 1 / 1448)
-        ax_cwnd.plot(t, cwnd, label=case["label"], linewidth=1)
-        t, rtt = _series(runs[0], "rtt_ms", "rtt_ms")
-        ax_rtt.plot(t, rtt, label=case["label"], linewidth=1)
-    ax_cwnd.set_ylabel("cwnd (segments)")
-    ax_rtt.set_ylabel("smoothed RTT (ms)")
-    ax_rtt.set_xlabel(f"time (s), first run of each case over {first_profile}")
-    for ax in (ax_cwnd, ax_rtt):
-        ax.grid(alpha=0.3)
-        if ax.lines:
-            ax.legend(fontsize=8)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def _err(rows: Sequence[CaseSummary]) -> tuple[list[float], list[float], list[float]]:
-    medians = [r.goodput.median if r.goodput else 0.0 for r in rows]
-    lower = [r.goodput.median - r.goodput.ci_low if r.goodput and r.goodput.ci_low is not None else 0.0 for r in rows]
-    upper = [r.goodput.ci_high - r.goodput.median if r.goodput and r.goodput.ci_high is not None else 0.0 for r in rows]
-    return medians, lower, upper
-
-
-def _plot_bars(ax: Any, rows: Sequence[CaseSummary], multi: bool) -> None:
-    labels = [f"{r.label}\n{r.profile}" if multi else r.label for r in rows]
-    medians, lower, upper = _err(rows)
-    ax.bar(range(len(rows)), medians, yerr=[lower, upper], capsize=4, color="tab:blue")
-    ax.set_xticks(range(len(rows)), labels, rotation=20, ha="right", fontsize=8 if multi else 10)
-    ax.set_ylabel("goodput (Mbit/s)")
-    for i, row in enumerate(rows):
-        if row.retransmits:
-            ax.annotate(f"{row.retransmits.median:.0f} retx", (i, medians[i]), ha="center", va="bottom", fontsize=8)
-
-
-def _plot_sweep(ax: Any, rows: Sequence[CaseSummary], axis: tuple[str, dict[str, object]]) -> None:
-    key, values = axis
-    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values.values())
-    order = list(dict.fromkeys(values))
-    for label in dict.fromkeys(r.label for r in rows):
-        series = [r for r in rows if r.label == label and r.profile in values]
-        xs: list[Any] = [values[r.profile] if numeric else order.index(r.profile) for r in series]
-        medians, lower, upper = _err(series)
-        ax.errorbar(xs, medians, yerr=[lower, upper], marker="o", capsize=3, label=label)
-    if not numeric:
-        ax.set_xticks(range(len(order)), [str(values[p]) for p in order])
-    ax.set_xlabel(key)
-    ax.set_ylabel("goodput (Mbit/s), median")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)

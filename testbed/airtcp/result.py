@@ -9,6 +9,7 @@ experiment keeps all finished runs (``"complete": false``).
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import tempfile
@@ -20,7 +21,8 @@ from typing import Any
 from .errors import AirtcpError
 
 FORMAT = "airtcp-result"
-VERSION = 2  # 2: profile variants (experiment.profiles, cases[].profile)
+VERSION = 3  # 2: profile variants (experiment.profiles, cases[].profile); 3: workloads (cases[].workload)
+BULK = {"name": "bulk", "kind": "bulk", "description": "One iperf3 bulk transfer S -> WH"}
 
 
 def now_iso() -> str:
@@ -41,12 +43,26 @@ def new_result(experiment: Mapping[str, object], metadata: Mapping[str, object])
     }
 
 
-def case_entry(result: dict[str, Any], profile: str, scheme: str, sender: str) -> dict[str, Any]:
-    """The entry of one (profile variant, scheme, sender), created on first use."""
+def case_entry(
+    result: dict[str, Any], profile: str, scheme: str, sender: str, workload: str = "bulk"
+) -> dict[str, Any]:
+    """The entry of one (profile variant, workload, scheme, sender), created on first use."""
     for case in result["cases"]:
-        if case["profile"] == profile and case["scheme"] == scheme and case["sender"] == sender:
+        if (case["profile"], case.get("workload", "bulk"), case["scheme"], case["sender"]) == (
+            profile,
+            workload,
+            scheme,
+            sender,
+        ):
             return case  # type: ignore[no-any-return]
-    case = {"profile": profile, "scheme": scheme, "sender": sender, "label": f"{scheme}/{sender}", "runs": []}
+    case = {
+        "profile": profile,
+        "workload": workload,
+        "scheme": scheme,
+        "sender": sender,
+        "label": f"{scheme}/{sender}",
+        "runs": [],
+    }
     result["cases"].append(case)
     return case
 
@@ -69,19 +85,23 @@ def save(result: Mapping[str, object], path: Path) -> None:
 
 
 def load(path: Path) -> dict[str, Any]:
+    """A result file, also gzip-compressed (``.json.gz``, as kept under Documentation/eval/data)."""
     try:
-        data: dict[str, Any] = json.loads(path.read_text())
+        text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+        data: dict[str, Any] = json.loads(text)
     except FileNotFoundError:
         raise AirtcpError(f"{path}: no such result file") from None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, gzip.BadGzipFile, EOFError, UnicodeDecodeError) as exc:
         raise AirtcpError(f"{path}: not a JSON result file ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise AirtcpError(f"{path}: not an airtcp result file (format = {found!r})")
     if data.get("version") == 1:
         data = _upgrade_v1(data)
+    if data.get("version") == 2:
+        data = _upgrade_v2(data)
     if data.get("version") != VERSION:
-        raise AirtcpError(f"{path}: result format version {data.get('version')!r}; this airtcp reads 1 and {VERSION}")
+        raise AirtcpError(f"{path}: result format version {data.get('version')!r}; this airtcp reads 1 to {VERSION}")
     if not isinstance(data.get("cases"), list):
         raise AirtcpError(f"{path}: result file has no cases list")
     return data
@@ -95,5 +115,16 @@ def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
     experiment.setdefault("sweep", {})
     for case in data.get("cases", []) if isinstance(data.get("cases"), list) else []:
         case.setdefault("profile", profile.get("name"))
+    data["version"] = 2
+    return data
+
+
+def _upgrade_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 ran one bulk transfer per run: every case is workload bulk."""
+    experiment = data.get("experiment", {})
+    if isinstance(experiment, dict):
+        experiment.setdefault("workloads", [{**BULK, "duration_s": experiment.get("duration_s")}])
+    for case in data.get("cases", []) if isinstance(data.get("cases"), list) else []:
+        case.setdefault("workload", "bulk")
     data["version"] = VERSION
     return data

@@ -7,16 +7,21 @@ with the reason instead of skipping silently.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from airtcp import backend, netns
+from airtcp import backend, iperf, netns
 from airtcp.paths import REPO_ROOT
+from airtcp.proc import poll_until
+from airtcp.profile import Profile, parse_profile
+from airtcp.topology import Topology
 
 AIRTCP = [sys.executable, "-m", "airtcp"]
 
@@ -57,6 +62,16 @@ def write_profile(directory: Path, name: str, text: str) -> Path:
     return path
 
 
+def lossy_profile(where: str) -> Profile:
+    """A short lossy path for transfers through the modules: 50 Mbit/s 2 ms
+    wired, 10 Mbit/s 5 ms wireless losing 2 %, a 100-packet queue."""
+    links = {
+        "wired": {"rate": "50mbit", "delay": "2ms"},
+        "wireless": {"rate": "10mbit", "delay": "5ms", "loss": "2%", "queue": 100},
+    }
+    return parse_profile("lossy", {"description": f"lossy link for {where}", "links": links}, where)
+
+
 def write_short_lossy_profile(directory: Path, loss: str) -> Path:
     """A short path for CLI runs: 10 Mbit/s 5 ms wired, 2 Mbit/s 10 ms wireless with this loss."""
     text = f"""
@@ -71,3 +86,24 @@ loss = "{loss}"
 queue = 40
 """
     return write_profile(directory, "fast", text)
+
+
+def transfer(
+    topo: Topology, seconds: float, family: str = "4", cc: str = "cubic", window: int | None = None
+) -> dict[str, Any]:
+    """One iperf3 transfer S -> WH (socket buffers capped at ``window`` bytes if given); the client's JSON."""
+    server = topo.host("wh").spawn(iperf.server_argv(iperf.TransferSettings(seconds, cc)), name="iperf3 server")
+    try:
+        poll_until("the iperf3 server", lambda: listening(topo), deadline_s=20)
+        settings = iperf.TransferSettings(seconds, cc, window=window)
+        out = topo.host("s").run(iperf.client_argv(topo.address("wh", family), settings), timeout=seconds + 60)
+        server.wait(timeout=20)
+    finally:
+        server.stop()
+    data = json.loads(out)
+    assert "error" not in data, data.get("error")
+    return data  # type: ignore[no-any-return]
+
+
+def listening(topo: Topology, port: int = iperf.PORT) -> bool | None:
+    return True if topo.host("wh").run(["ss", "-Hltn", f"sport = :{port}"]).strip() else None

@@ -153,7 +153,7 @@ class Drill:
         self.s.run(["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])
         self.s.ip_batch([["link", "set", "lo", "up"], ["link", "set", "to-wh", "up"]])
         # Deterministic dupacks: one per out-of-order segment, none
-        # coalesced by the kernel's SACK compression (kernel-notes §1).
+        # coalesced by the kernel's SACK compression (Documentation/kernel-notes.rst §1).
         self.wh.set_sysctls({"net.ipv4.tcp_comp_sack_nr": 0, **self.sysctls})
         self.wh.ip_batch(
             [

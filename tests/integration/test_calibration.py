@@ -16,7 +16,7 @@ import statistics
 
 import pytest
 
-from airtcp import experiment
+from airtcp import experiment, runner
 from airtcp.profile import parse_profile
 from airtcp.scheme import load_scheme, load_sender
 from airtcp.topology import Topology
@@ -60,7 +60,7 @@ def _loss_free_goodput(rate: str, duration_s: int) -> float:
         cases=[(load_scheme("stock"), load_sender("cubic"))], duration_s=duration_s, runs=1,
     )  # fmt: skip
     scheme, sender = exp.cases[0]
-    record = experiment.run_once(exp, scheme, sender)
+    record = runner.run_once(exp, scheme, sender)
     assert record["error"] is None, record["error"]
     return float(record["transfer"]["goodput_mbps"])
 

@@ -22,7 +22,7 @@ def test_run_writes_a_self_describing_result(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     done = airtcp(
         "run", "--profile", str(profile), "--scheme", "stock", "--sender", "cubic,reno-classic",
-        "--duration", "3s", "--out", str(out), "--backend", "native",
+        "--runs", "1", "--duration", "3s", "--out", str(out), "--backend", "native",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "stock/cubic" in done.stdout and "stock/reno-classic" in done.stdout  # the table
@@ -64,7 +64,10 @@ def test_a_failing_component_is_recorded_and_cleaned_up(tmp_path: Path) -> None:
         '[receiver.sysctls]\n"net.ipv4.tcp_no_such_knob" = 1\n'
     )
     out = tmp_path / "r.json"
-    done = airtcp("run", "--profile", str(profile), "--scheme", str(scheme), "--duration", "2s", "--out", str(out))
+    done = airtcp(
+        "run", "--profile", str(profile), "--scheme", str(scheme), "--sender", "cubic", "--runs", "1",
+        "--duration", "2s", "--out", str(out),
+    )  # fmt: skip
     assert done.returncode == 1
     assert "1 run(s) failed" in done.stderr
     (run,) = result.load(out)["cases"][0]["runs"]
@@ -143,7 +146,7 @@ def test_capture_gives_recovery_episodes_and_westwood_is_allowed(tmp_path: Path)
     out = tmp_path / "r.json"
     done = airtcp(
         "run", "--profile", str(profile), "--scheme", "stock", "--sender", "reno-classic,westwood",
-        "--duration", "4s", "--capture", "--out", str(out), "--backend", "native", "--no-plot",
+        "--runs", "1", "--duration", "4s", "--capture", "--out", str(out), "--backend", "native", "--no-plot",
     )  # fmt: skip
     errors = [run["error"] for case in result.load(out)["cases"] for run in case["runs"]] if out.exists() else []
     assert done.returncode == 0, (done.stderr, errors)

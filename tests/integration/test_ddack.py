@@ -217,6 +217,7 @@ def read_knob(drill: Drill, name: str) -> int:
 BAD_VALUES = [
     ("enabled", "2"),
     ("enabled", "-1"),
+    ("delay_us", "2000001"),  # past the hold cap
     ("delay_us", "10000001"),
     ("delay_us", "-5"),
     ("delay_us", "eighty"),
@@ -229,6 +230,8 @@ BAD_VALUES = [
     ("adaptive", "2"),
     ("adaptive_pct", "100"),
     ("adaptive_margin_pct", "99"),
+    ("max_held_total", "0"),
+    ("delay_max_us", "2000001"),
     ("delay_min_us", "300000"),  # above delay_max_us (200000)
     ("delay_max_us", "1000"),  # below delay_min_us (5000)
 ]
@@ -252,5 +255,89 @@ def test_bad_knob_values_are_rejected_and_change_nothing() -> None:
                 (knobs / "delay_current_us").write_text("1")
             # Off by default.
             assert (knobs / "enabled").read_text().strip() == "0"
+    finally:
+        ns.delete()
+
+
+def test_no_ack_is_held_past_the_cap() -> None:
+    """d = 2 s (the largest), pace_us = 1 s: the three held dupacks would
+    leave at 2, 3 and 4 s; the 2 s cap sends all of them at 2 s."""
+    cap = 2.0
+    with Drill("4", enabled(delay_us=int(cap * 1e6), pace_us=1_000_000)) as drill:
+        conn = drill.connect()
+        hole, sent = open_hole(conn, 0, 5)
+        released = dupacks(conn.collect(cap + 1.3), hole)[2:]
+        held_from = sent[2]
+        assert len(released) == 3, released
+        for seg in released:
+            assert cap - EARLY_S <= seg.t - held_from <= cap + LATE_S, (seg.t - held_from, cap)
+        stats = drill.stats()
+        assert (stats["released"], stats["capped"]) == (3, 1), stats
+        conn.close()
+
+
+def test_max_held_total_sends_the_rest_at_once() -> None:
+    """At most 2 ACKs held in the namespace: of five dupacks, two go at once
+    (the threshold), two are held, the fifth goes at once (limited)."""
+    with Drill("4", enabled(delay_us=300_000, max_held_total=2)) as drill:
+        conn = drill.connect()
+        hole, sent = open_hole(conn, 0, 5)
+        early = dupacks(conn.collect(QUIET_S), hole)
+        assert len(early) == 3, early
+        assert early[2].t - sent[4] < QUIET_S
+        late = dupacks(conn.collect(0.3 + LATE_S), hole)
+        assert len(late) == 2, late
+        stats = drill.stats()
+        assert (stats["held"], stats["limited"], stats["immediate"]) == (2, 1, 3), stats
+        conn.close()
+
+
+# (knob, value, what the root of an unprivileged user namespace gets)
+USERNS_WRITES = [
+    ("max_flows", "4097", "EPERM"),  # above the user-namespace ceiling
+    ("max_flows", "1048576", "EPERM"),
+    ("max_flows", "4096", "ok"),
+    ("max_flows", "100", "ok"),
+    ("max_held", "65", "EPERM"),
+    ("max_held", "64", "ok"),
+    ("max_held_total", "4097", "EPERM"),
+    ("max_held_total", "10", "ok"),
+    ("delay_us", "2000000", "ok"),  # time is bounded by the cap for everyone
+    ("pace_us", "1000000", "ok"),
+    ("flow_timeout_s", "3600", "ok"),
+    ("enabled", "1", "ok"),  # its own namespace's sockets only
+    ("max_flows", "0", "EINVAL"),
+]
+USERNS_PROBE = """
+import errno, sys
+for arg in sys.argv[1:]:
+    knob, value = arg.split("=")
+    try:
+        with open(f"/proc/sys/net/tcp_ddack/{knob}", "w") as f:
+            f.write(value)
+        print("ok")
+    except OSError as exc:
+        print(errno.errorcode[exc.errno])
+"""
+
+
+def test_a_user_namespace_cannot_raise_the_limits() -> None:
+    """Any local user can own a network namespace (unshare -Urn) and is root
+    there; the module's limits are what it may allocate in softirq context
+    for that user, charged to nobody: above the defaults they need
+    CAP_NET_ADMIN in the initial user namespace."""
+    argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "unshare", "-Urn"]
+    argv += ["/usr/bin/python3", "-c", USERNS_PROBE, *(f"{knob}={value}" for knob, value, _ in USERNS_WRITES)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    got = done.stdout.split()
+    assert got == [want for _, _, want in USERNS_WRITES], list(zip(USERNS_WRITES, got, strict=False))
+    # The initial namespace's root may raise them, in any namespace.
+    ns = Netns.create("wh")
+    try:
+        with in_netns(ns.name):
+            for knob, value in [("max_flows", "1048576"), ("max_held", "4096"), ("max_held_total", "65536")]:
+                Path(f"/proc/sys/net/tcp_ddack/{knob}").write_text(value)
+                assert Path(f"/proc/sys/net/tcp_ddack/{knob}").read_text().strip() == value
     finally:
         ns.delete()

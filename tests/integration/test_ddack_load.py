@@ -16,23 +16,13 @@ import time
 from pathlib import Path
 
 from airtcp import kmod
-from airtcp.profile import parse_profile
 from airtcp.topology import Topology
 
+from .conftest import lossy_profile
 from .tcpdrill import in_netns, parse_stat
 
 ROUNDS = 20
-PROFILE = parse_profile(
-    "lossy",
-    {
-        "description": "lossy link for the load/unload test",
-        "links": {
-            "wired": {"rate": "50mbit", "delay": "2ms"},
-            "wireless": {"rate": "10mbit", "delay": "5ms", "loss": "2%", "queue": 100},
-        },
-    },
-    "test_ddack_load.py",
-)
+PROFILE = lossy_profile("test_ddack_load.py")
 BAD_KERNEL_LOG = ("WARNING", "BUG", "Oops", "general protection", "refcount_t", "list_del corruption",
                   "use-after-free", "unregister_netdevice: waiting", "stack-protector", "RIP:")  # fmt: skip
 MODULE = kmod.out_of_tree("tcp_ddack")

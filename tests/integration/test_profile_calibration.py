@@ -31,7 +31,7 @@ from airtcp.lossmodels import GilbertElliott, TimeMarkov, Uniform
 from airtcp.profile import Profile, load_profile, parse_profile
 from airtcp.topology import Topology
 
-from .probes import send_probes
+from .probes import Probe, send_probes
 
 
 def _path(wireless: dict[str, object]) -> Profile:
@@ -85,6 +85,18 @@ def test_exponential_byte_errors() -> None:
     _check_burst(probe.runs, model.mean_burst())
 
 
+def _probe_scheduled(profile: Profile, count: int, spacing: float) -> tuple[Probe, int, list[dict[str, object]]]:
+    """UDP probes S -> WH from the link dynamics' t0 on: the probe, t0 and the time-driven channels' counters."""
+    with Topology(profile) as topo:
+        dynamics = Dynamics(topo, horizon_s=30)
+        t0 = dynamics.plan_t0()
+        dynamics.start()
+        probe = send_probes(topo, "s", "wh", count, spacing, 200, t0_ns=t0)
+        channels = dynamics.stats()
+        dynamics.stop()
+    return probe, t0, channels
+
+
 def test_time_driven_channel() -> None:
     """Huang/Ferng's channel (good 100 ms, bad 10 ms, exponential) by time.
 
@@ -100,13 +112,8 @@ def test_time_driven_channel() -> None:
     model = profile.links["wireless"].down.loss
     assert isinstance(model, TimeMarkov)
     spacing = 0.002
-    with Topology(profile) as topo:
-        dynamics = Dynamics(topo, horizon_s=30)
-        t0 = dynamics.plan_t0()
-        dynamics.start()
-        probe = send_probes(topo, "s", "wh", 8000, spacing, 200, t0_ns=t0)
-        (stats,) = [s for s in dynamics.stats() if s["direction"] == "down"]
-        dynamics.stop()
+    probe, _, channels = _probe_scheduled(profile, 8000, spacing)
+    (stats,) = [s for s in channels if s["direction"] == "down"]
     q = 1 / model.good_mean_s + 1 / model.bad_mean_s
     pi_b = model.bad_fraction()
     gaps = [(b - a) / 1e9 for a, b in itertools.pairwise(probe.offsets_ns)]
@@ -129,12 +136,7 @@ def test_outage_aligned_on_the_transfer_start() -> None:
          ("links.wireless.loss.first", "500ms"), ("links.wired.delay", "1ms"), ("links.wireless.queue", 1000)],
     )  # fmt: skip
     spacing = 0.005
-    with Topology(profile) as topo:
-        dynamics = Dynamics(topo, horizon_s=30)
-        t0 = dynamics.plan_t0()
-        dynamics.start()
-        probe = send_probes(topo, "s", "wh", 800, spacing, 200, t0_ns=t0)
-        dynamics.stop()
+    probe, t0, _ = _probe_scheduled(profile, 800, spacing)
     lost = set(probe.lost_seqs())
     # A probe reaches BS's egress ~1 ms (wired delay + serialisation) after
     # its timestamp; allow 20 ms either side of each window for a sender
@@ -203,8 +205,8 @@ def test_the_result_file_logs_dynamics(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     from .conftest import airtcp
 
-    done = airtcp("run", "--profile", str(profile), "--scheme", "stock", "--sender", "cubic", "--duration", "3s",
-                  "--out", str(out), "--no-plot")  # fmt: skip
+    done = airtcp("run", "--profile", str(profile), "--scheme", "stock", "--sender", "cubic", "--runs", "1",
+                  "--duration", "3s", "--out", str(out), "--no-plot")  # fmt: skip
     assert done.returncode == 0, done.stderr
     run = json.loads(out.read_text())["cases"][0]["runs"][0]
     dynamics = run["dynamics"]

@@ -24,11 +24,12 @@ from pathlib import Path
 import pytest
 
 from airtcp import kmod
+from airtcp.paths import KMOD_DIR
 from airtcp.plugins.snack import parse_stat
-from airtcp.proc import Background
-from airtcp.profile import parse_profile
+from airtcp.proc import Background, poll_until, run
 from airtcp.topology import Topology
 
+from .conftest import lossy_profile
 from .tcpdrill import PACKET_OUTGOING, TCP_ACK, TCP_PSH, Connection, Drill, _csum, in_netns
 
 MSS = 1000
@@ -136,6 +137,78 @@ def test_golden_options_from_the_out_of_order_queue(family: str, offload: str) -
         conn.close()
 
 
+QUEUE = 7
+QUEUE_RULES = f"""
+table inet airtcp_snack_queue {{
+    chain output {{
+        type filter hook output priority -600; policy accept;
+        meta l4proto tcp queue num {QUEUE}
+    }}
+}}
+"""
+
+
+# The test programs of kmod/tests/ are built into the checkout: the guest's
+# TMPDIR (/dev/shm) may not allow executing what is written there.
+TEST_BUILD = KMOD_DIR / "build" / "tests"
+
+
+@pytest.fixture(scope="module")
+def nfq_accept() -> Path:
+    """kmod/tests/nfq_accept.c, built here: an NFQUEUE consumer that accepts."""
+    TEST_BUILD.mkdir(parents=True, exist_ok=True)
+    binary = TEST_BUILD / "nfq_accept"
+    source = str(KMOD_DIR / "tests" / "nfq_accept.c")
+    run(["cc", "-O2", "-Wall", "-o", str(binary), source, "-lnetfilter_queue"])
+    return binary
+
+
+def ready(helper: Background, flag: Path) -> bool | None:
+    """True once the helper has created flag (Background reads its stdout
+    only in blocks, so a line it prints may come only at its exit)."""
+    if flag.exists():
+        return True
+    assert helper.running(), helper.stderr
+    return None
+
+
+def test_acks_reinjected_after_an_output_queue_rule(nfq_accept: Path, tmp_path: Path) -> None:
+    """An nft queue rule in OUTPUT at priority -600, before the receiver's
+    hook (-500), hands every ACK to a userspace consumer; the hook then runs
+    from nf_reinject() in the consumer's verdict call, where TCP's socket
+    lock is not held.  The hook takes the socket's lock itself there
+    (counted ``deferred``), so the ACKs still carry the right options."""
+    with Drill("4", {"net.tcp_snack.receiver": 1}) as drill:
+        flag = tmp_path / "nfq_accept.ready"
+        consumer = drill.wh.spawn([str(nfq_accept), str(QUEUE), str(flag)], name="nfq_accept")
+        try:
+            poll_until("the NFQUEUE consumer", lambda: ready(consumer, flag), deadline_s=10)
+            run(drill.wh.argv(["nft", "-f", "-"]), input_text=QUEUE_RULES)
+            conn = drill.connect(sack=True)
+            before = stats(drill)
+            send(conn, 0)
+            conn.wait_ack(seq(conn, 1))
+            for i in (2, 4, 5, 7):
+                send(conn, i)
+                time.sleep(0.1)  # each ACK is back from the queue before the next segment
+            acks = [t for _, _, t in frames(conn, 0.3) if struct.unpack("!I", t[8:12])[0] == seq(conn, 1)]
+            delta = {k: v - before[k] for k, v in stats(drill).items()}
+            conn.close()
+        finally:
+            consumer.stop()
+    snack = "01fe0b534e03e8" + "00000001"
+    want = [
+        "0101050a" + block(conn, 2, 2) + snack + "7f",
+        "01010512" + block(conn, 4, 4) + block(conn, 2, 2) + snack + "5f",
+        "01010512" + block(conn, 4, 5) + block(conn, 2, 2) + snack + "4f",
+        "0101051a" + block(conn, 7, 7) + block(conn, 4, 5) + block(conn, 2, 2) + snack + "4b",
+    ]
+    assert [options(t).hex() for t in acks] == want
+    assert (delta["ooo_acks"], delta["deferred"], delta["busy"], delta["written"]) == (4, 4, 0, 4), delta
+    seen = int(consumer.stdout.split("packets")[-1])
+    assert seen >= 6, consumer.stdout  # the handshake's and every ACK went through the queue
+
+
 @pytest.mark.parametrize(
     ("knobs", "tail"),
     [
@@ -203,17 +276,105 @@ def test_sender_acts_only_on_believable_snacks(sender_half: int) -> None:
         conn.close()
 
 
-LOSSY = parse_profile(
-    "lossy",
-    {
-        "description": "lossy link for the SNACK transfer tests",
-        "links": {
-            "wired": {"rate": "50mbit", "delay": "2ms"},
-            "wireless": {"rate": "10mbit", "delay": "5ms", "loss": "2%", "queue": 100},
-        },
-    },
-    "test_snack.py",
-)
+CC_PROBE = """
+import errno, socket
+s = socket.socket()
+try:
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"snacks")
+    print("ok")
+except OSError as exc:
+    print(errno.errorcode[exc.errno])
+"""
+ALLOWED_CC = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+
+
+def unprivileged_pick() -> str:
+    argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", CC_PROBE]
+    return run(argv).strip()
+
+
+@pytest.fixture(scope="module")
+def unknown_opt() -> tuple[Path, Path]:
+    """kmod/tests/unknown_opt.bpf.c and its loader, built here."""
+    TEST_BUILD.mkdir(parents=True, exist_ok=True)
+    obj, loader = TEST_BUILD / "unknown_opt.bpf.o", TEST_BUILD / "unknown_opt_load"
+    arch = run(["gcc", "-dumpmachine"]).strip()
+    source = KMOD_DIR / "tests"
+    run(["clang", "-O2", "-g", "-target", "bpf", f"-I/usr/include/{arch}", "-c",
+         str(source / "unknown_opt.bpf.c"), "-o", str(obj)])  # fmt: skip
+    run(["cc", "-O2", "-o", str(loader), str(source / "unknown_opt_load.c"), "-lbpf"])
+    return obj, loader
+
+
+@pytest.fixture
+def cgroup2(tmp_path: Path) -> Iterator[Path]:
+    """The root of the cgroup v2 hierarchy (every process of the VM is in it)."""
+    for line in Path("/proc/mounts").read_text().splitlines():
+        fields = line.split()
+        if fields[2] == "cgroup2":
+            yield Path(fields[1])
+            return
+    mount = tmp_path / "cgroup2"
+    mount.mkdir()
+    run(["mount", "-t", "cgroup2", "none", str(mount)])
+    try:
+        yield mount
+    finally:
+        run(["umount", str(mount)])
+
+
+def test_an_option_it_does_not_know_stays_where_tcp_put_it(
+    unknown_opt: tuple[Path, Path], cgroup2: Path, tmp_path: Path
+) -> None:
+    """A sock_ops BPF program makes the receiver's own TCP write an
+    experimental option (kind 253) into every ACK, standing in for TCP-AO,
+    which Debian's kernels lack: the receiver half must not move or resize
+    a list with an option it does not know, since it may sign the header.
+    TCP asks the program for room only after the SACK blocks, and with
+    timestamps and three blocks none is left: hence three holes at most."""
+    obj, loader = unknown_opt
+    flag = tmp_path / "unknown_opt.ready"
+    attached = Background([str(loader), str(obj), str(cgroup2), str(flag)], name="unknown_opt_load")
+    try:
+        poll_until("the sock_ops program", lambda: ready(attached, flag), deadline_s=20)
+        with Drill("4", {"net.tcp_snack.receiver": 1}) as drill:
+            conn = drill.connect(sack=True)
+            before = stats(drill)
+            send(conn, 0)
+            conn.wait_ack(seq(conn, 1))
+            for i in (2, 4, 5):  # ACKs with one, two and two SACK blocks
+                send(conn, i)
+                time.sleep(0.02)
+            acks = [t for _, _, t in frames(conn, 0.3) if struct.unpack("!I", t[8:12])[0] == seq(conn, 1)]
+            delta = {k: v - before[k] for k, v in stats(drill).items()}
+            conn.close()
+    finally:
+        attached.stop()
+    assert len(acks) == 3, acks
+    for tcp in acks:
+        assert bytes.fromhex("fd04a1c5") in options(tcp), options(tcp).hex()  # TCP wrote it ...
+        assert b"\xfe\x0b\x53\x4e" not in options(tcp), options(tcp).hex()  # ... and no SNACK came
+    assert (delta["ooo_acks"], delta["unknown_opt"], delta["written"]) == (3, 3, 0), delta
+
+
+def test_an_unprivileged_socket_picks_snacks_only_once_allowed() -> None:
+    """Not TCP_CONG_NON_RESTRICTED: without CAP_NET_ADMIN a socket may not
+    pick it until the administrator lists it as allowed."""
+    if kmod.is_loaded("tcp_snacks"):
+        subprocess.run(["rmmod", "tcp_snacks"], check=True)  # a fresh registration: the flag as built
+    kmod.load(SNACKS)
+    before = ALLOWED_CC.read_text().strip()
+    try:
+        assert "snacks" not in before.split(), before
+        assert unprivileged_pick() == "EPERM"
+        ALLOWED_CC.write_text(f"{before} snacks\n")
+        assert unprivileged_pick() == "ok"
+    finally:
+        ALLOWED_CC.write_text(before + "\n")
+        subprocess.run(["rmmod", "tcp_snacks"], check=True, timeout=60)
+
+
+LOSSY = lossy_profile("test_snack.py")
 
 
 def ns_stats(ns: str) -> dict[str, int]:

@@ -14,7 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from airtcp.experiment import Overrides, parse_experiment, prepare, run_once
+from airtcp.experiment import Overrides, parse_experiment
+from airtcp.runner import prepare, run_once
 
 from .conftest import write_profile
 

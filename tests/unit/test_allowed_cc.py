@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from airtcp.experiment import allow_congestion_control, allowed_with
+from airtcp.runner import allow_congestion_control, allowed_with
 
 
 @pytest.mark.parametrize(

@@ -49,6 +49,29 @@ def test_native_impossible(facts: be.HostFacts, problem: str) -> None:
     assert problem in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("choice", "boots_vm"),
+    [
+        (be.Choice("vm", "no sch_netem"), True),  # the host side of a vm run
+        (be.Choice("vm", "inside the airtcp VM", guest=True), False),  # already in it
+        (be.Choice("native", "root, sch_netem works"), False),
+    ],
+)
+def test_only_the_host_side_of_a_vm_run_boots_the_vm(choice: be.Choice, boots_vm: bool) -> None:
+    assert choice.boots_vm is boots_vm
+
+
+@pytest.mark.parametrize(("value", "inside"), [("1", True), ("0", False), ("", False), (None, False)])
+def test_in_guest_reads_the_variable_run_in_vm_sets(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, inside: bool
+) -> None:
+    if value is None:
+        monkeypatch.delenv(be.IN_VM_ENV, raising=False)
+    else:
+        monkeypatch.setenv(be.IN_VM_ENV, value)
+    assert be.in_guest() is inside
+
+
 def test_bad_backend_name() -> None:
     with pytest.raises(BackendError, match="expected auto, native or vm"):
         be.choose("docker", GOOD)

@@ -10,7 +10,7 @@ import pytest
 from airtcp import report, result
 from airtcp.competing import DEFAULT_PORT, Competing, parse_competing, receiver_sysctls
 from airtcp.errors import ConfigError
-from airtcp.experiment import Overrides, load_experiment, parse_experiment
+from airtcp.experiment import Flow, Overrides, load_experiment, parse_experiment
 from airtcp.scheme import Sender, load_sender
 from tests.conftest import FIXTURES
 
@@ -138,6 +138,32 @@ def test_experiment_carries_the_competing_flow() -> None:
         "receiver": "bs",
     }
     assert parse_experiment("x", _experiment(), WHERE, Overrides()).to_json()["competing"] is None
+
+
+@pytest.mark.parametrize(
+    ("extra", "sender", "expected"),
+    [
+        ({}, "reno-classic", [Flow("reno")]),
+        ({}, "cubic", [Flow("cubic")]),
+        (
+            {"competing": {"sender": "reno-classic"}},
+            "reno-classic",
+            [Flow("reno"), Flow("reno", "bs", 5202, "competing", {})],
+        ),
+        # reno-sack's S offers SACK; the competing reno-classic refuses it at BS
+        (
+            {"competing": {"sender": "reno-classic", "port": 6000}},
+            "reno-sack",
+            [Flow("reno"), Flow("reno", "bs", 6000, "competing", {"net.ipv4.tcp_sack": "0"})],
+        ),
+    ],
+)
+def test_a_runs_flows_are_the_transfer_then_the_competing_one(
+    extra: dict[str, object], sender: str, expected: list[Flow]
+) -> None:
+    exp = parse_experiment("x", _experiment(senders=[sender], **extra), WHERE, Overrides())
+    assert exp.flows(load_sender(sender)) == expected
+    assert [flow.process_suffix for flow in expected] == ["", " (competing)"][: len(expected)]
 
 
 def test_experiment_rejects_a_competing_sender_that_clashes_with_a_case() -> None:

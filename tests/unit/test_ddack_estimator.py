@@ -8,30 +8,21 @@ and a long random stream whose percentile is known.
 from __future__ import annotations
 
 import random
-import shutil
 import statistics
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from airtcp.paths import KMOD_DIR
-
-HARNESS = KMOD_DIR / "tests" / "estimator_harness.c"
+from . import kmod_harness
 
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    assert cc, "a C compiler is needed (build-essential, installed by make deps)"
-    binary = tmp_path_factory.mktemp("est") / "harness"
-    subprocess.run([cc, "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(binary), str(HARNESS)], check=True)
-    return binary
+    return kmod_harness.build(tmp_path_factory.mktemp("est"), "estimator_harness.c")
 
 
 def run(harness: Path, commands: list[str]) -> list[int]:
-    done = subprocess.run([str(harness)], input="\n".join(commands) + "\n", capture_output=True, text=True, check=True)
-    return [int(x) for x in done.stdout.split()]
+    return [int(x) for x in kmod_harness.run(harness, commands)]
 
 
 UPDATES = [

@@ -47,6 +47,15 @@ def test_settings_map_to_knobs(config: dict[str, object], sysctl: str, value: st
     assert ddack_sysctls(W, "receiver", config)[sysctl] == value
 
 
+def test_delay_bounds_are_written_in_an_order_the_module_accepts() -> None:
+    """The module checks delay_min_us <= delay_max_us against the values in
+    force at every write; a namespace starts at 5 ms and 200 ms."""
+    raised = list(ddack_sysctls(W, "receiver", {"delay_min": "300ms", "delay_max": "1s"}))
+    assert raised.index("net.tcp_ddack.delay_max_us") < raised.index("net.tcp_ddack.delay_min_us")
+    lowered = list(ddack_sysctls(W, "receiver", {"delay_min": "1ms", "delay_max": "2ms"}))
+    assert lowered.index("net.tcp_ddack.delay_min_us") < lowered.index("net.tcp_ddack.delay_max_us")
+
+
 def test_comp_sack_true_keeps_the_kernels_compression() -> None:
     assert "net.ipv4.tcp_comp_sack_nr" not in ddack_sysctls(W, "receiver", {"comp_sack": True})
 

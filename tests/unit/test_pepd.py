@@ -11,39 +11,52 @@ substitute for real fuzzing (`make -C pep-daemon fuzz-run FUZZ_SECONDS=600`).
 from __future__ import annotations
 
 import json
-import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from airtcp import components
+from airtcp import components, daemons
+from airtcp.daemons import LEADING_ZERO
 from airtcp.errors import ConfigError
 from airtcp.paths import PEPD_DIR
 from airtcp.plugins import pepd as plugin
 from airtcp.scheme import load_scheme, parse_scheme
 
-from .daemon_config import assert_example_documents_every_key, run_fuzz_smoke
+from .daemon_config import (
+    ARQD_C_TESTS,
+    ARQD_FUZZERS,
+    assert_c_test_passes,
+    assert_command_line,
+    assert_example_is_valid,
+    assert_scheme_rejects,
+    fuzz_smoke,
+    make,
+    makefile_list,
+)
 
 PEPD = PEPD_DIR / "build" / "pepd"
 C_TESTS = (
     "test_packet",
+    "test_csum",
+    "test_admit",
     "test_build",
     "test_cache",
     "test_flow",
     "test_config",
+    "test_filter",
     "test_snoop",
     "test_snoopplus",
     "test_pc",
+    "test_nfq",
+    "test_ctl",
 )
-FUZZERS = ("fuzz_packet", "fuzz_filters", "fuzz_config")
-FUZZ_SMOKE_SECONDS = 3
+FUZZERS = ("fuzz_packet", "fuzz_filters", "fuzz_config", "fuzz_nfq", "fuzz_ctl")
 
 
-def make(*targets: str) -> None:
-    done = subprocess.run(["make", "-s", "-C", str(PEPD_DIR), *targets], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, f"make {' '.join(targets)} failed:\n{done.stdout}\n{done.stderr}"
+def test_every_c_test_and_fuzzer_of_the_makefile_runs_in_make_test() -> None:
+    assert makefile_list("TESTS") == {*C_TESTS, *ARQD_C_TESTS}
+    assert makefile_list("FUZZERS") == {*FUZZERS, *ARQD_FUZZERS}
 
 
 @pytest.fixture(scope="module")
@@ -53,36 +66,20 @@ def built() -> None:
 
 @pytest.mark.parametrize("name", C_TESTS)
 def test_c_unit_tests(built: None, name: str) -> None:
-    done = subprocess.run([str(PEPD_DIR / "build" / name)], capture_output=True, text=True, check=False, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    match = re.search(r"(\d+) checks passed", done.stdout)
-    assert match and int(match.group(1)) > 10, done.stdout
+    assert_c_test_passes(name, at_least=10)
 
 
-@pytest.mark.skipif(shutil.which("clang") is None, reason="clang is needed for libFuzzer (make deps installs it)")
 @pytest.mark.parametrize("name", FUZZERS)
 def test_fuzz_smoke(tmp_path: Path, name: str) -> None:
-    make(f"build/{name}")
-    corpus = PEPD_DIR / "fuzz" / "corpus" / name
-    argv = [str(PEPD_DIR / "build" / name), f"-max_total_time={FUZZ_SMOKE_SECONDS}", "-print_final_stats=1"]
-    argv += [f"-artifact_prefix={tmp_path}/", str(tmp_path / "corpus")]
-    (tmp_path / "corpus").mkdir()
-    if corpus.is_dir():
-        argv.append(str(corpus))
-    run_fuzz_smoke(argv, tmp_path)
+    fuzz_smoke(name, tmp_path)
 
 
 def pepd(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(PEPD), *args], capture_output=True, text=True, check=False)
 
 
-def test_help_lists_every_key_and_check_dumps_them(built: None) -> None:
-    help_text = pepd("--help").stdout
-    dumped = pepd("check", "--wireless", "wlan0").stdout
-    keys = [line.split(" = ")[0] for line in dumped.splitlines()]
-    assert len(keys) > 30
-    for key in keys:
-        assert f"--{key.replace('_', '-')}" in help_text, key
+def test_command_line(built: None) -> None:
+    assert_command_line(pepd, "pepd", ["--wireless", "lo"])
 
 
 def test_bad_values_are_one_line_naming_key_and_value(built: None, tmp_path: Path) -> None:
@@ -91,39 +88,54 @@ def test_bad_values_are_one_line_naming_key_and_value(built: None, tmp_path: Pat
         (["--copies", "7"], "--copies: copies = 7: expected 0, 1, 2, 3 or auto"),
         (["--no-such-thing", "1"], "--no-such-thing: unknown option"),
     ]:
-        done = pepd("check", "--wireless", "wlan0", *args)
+        done = pepd("check", "--wireless", "lo", *args)
         assert done.returncode == 2
         assert done.stderr.count("\n") == 1 and expected in done.stderr, done.stderr
     conf = tmp_path / "pepd.conf"
     conf.write_text("# comment\nfilter = snoop\n\nrtx_thresh = 99\n")
-    done = pepd("check", "-c", str(conf), "--wireless", "wlan0")
+    done = pepd("check", "-c", str(conf), "--wireless", "lo")
     assert done.returncode == 2
     assert done.stderr.strip() == f"pepd: {conf}:4: rtx_thresh = 99: must lie between 1 and 16"
     done = pepd("check")
     assert done.returncode == 2 and "wireless" in done.stderr
 
 
-def test_example_config_is_valid_and_documents_every_key(built: None) -> None:
-    assert_example_documents_every_key(
-        pepd, PEPD_DIR / "pepd.conf.example", PEPD_DIR.parent / "Documentation" / "pepd.rst"
-    )
+def test_example_config_is_valid(built: None) -> None:
+    assert_example_is_valid(pepd, PEPD_DIR / "pepd.conf.example", ["--wireless", "lo"])
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--wireless", "nosuchif0"], "pepd: wireless = nosuchif0: no such interface in this network namespace\n"),
+        (["--wireless", "lo,nosuchif1"], "pepd: wireless = nosuchif1: no such interface in this network namespace\n"),
+    ],
+)
+def test_check_refuses_an_interface_that_is_not_there(built: None, args: list[str], expected: str) -> None:
+    """`pepd check` looks for the interfaces where it runs; `pepd run` waits for them (hotplug)."""
+    done = pepd("check", *args)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", expected)
+    assert pepd("check", "--wireless", "lo").returncode == 0
+
+
+def test_numbers_are_decimal_never_octal(built: None, tmp_path: Path) -> None:
+    conf = tmp_path / "pepd.conf"
+    conf.write_text("wireless = lo\nqueue = 010\n")
+    done = pepd("check", "-c", str(conf))
+    assert done.returncode == 2
+    assert done.stderr == f"pepd: {conf}:2: queue = 010: {LEADING_ZERO}\n"
+    assert "queue = 10\n" in pepd("check", "--wireless", "lo", "--queue", "10").stdout
+    assert "mark = 16\n" in pepd("check", "--wireless", "lo", "--mark", "0x10").stdout
 
 
 def test_flags_override_the_file(built: None, tmp_path: Path) -> None:
     conf = tmp_path / "pepd.conf"
-    conf.write_text("wireless = wlan0\nfilter = pc\ndupack_thresh = 9\n")
+    conf.write_text("wireless = lo\nfilter = pc\ndupack_thresh = 9\n")
     out = pepd("check", "--dupack-thresh", "5", "-c", str(conf)).stdout
     assert "filter = pc" in out and "dupack_thresh = 5" in out
 
 
 # ---------------------------------------------------------------- the testbed plugin
-
-
-def test_plugin_keys_are_exactly_pepds(built: None) -> None:
-    dumped = pepd("check", "--wireless", "wlan0").stdout
-    keys = {line.split(" = ")[0] for line in dumped.splitlines()}
-    # trace_file is a debugging aid that writes on the BS: not for schemes
-    assert keys - {"trace_file"} == set(plugin.SCHEME_KEYS) | set(plugin.OWNED_KEYS)
 
 
 def test_pepd_component_is_registered_and_validates(built: None) -> None:
@@ -133,16 +145,17 @@ def test_pepd_component_is_registered_and_validates(built: None) -> None:
     assert isinstance(component, plugin.Pepd)
     assert component.options == {"filter": "snoop+", "copies": "2"}
     assert component.requirements() == ["nfnetlink_queue"]
-    for config, fragment in [
-        ({"filter": "snooop"}, "expected one of"),
-        ({"wireless": "wlan1"}, "set by the testbed"),
-        ({"rto_min": 30}, "rto_min = 30: expected a duration"),
-        ({"copies": "2; rm -rf /"}, "expected a number, a word or a boolean"),
-        ({"no_such_key": 1}, "not pepd's key"),
-    ]:
-        data = {"description": "d", "senders": ["cubic"], "basestation": {"pepd": config}}
-        with pytest.raises(ConfigError, match=re.escape(fragment)):
-            parse_scheme("t", data, "t.toml")
+    assert_scheme_rejects(
+        "basestation",
+        "pepd",
+        [
+            ({"filter": "snooop"}, "filter = snooop: expected one of passthrough, snoop, snoop+ or pc"),
+            ({"wireless": "wlan1"}, "set by the testbed"),
+            ({"rto_min": 30}, "rto_min = 30: expected a duration"),
+            ({"copies": "2; rm -rf /"}, "expected a number, a word or a boolean"),
+            ({"no_such_key": 1}, "not pepd's key"),
+        ],
+    )
     with pytest.raises(ConfigError, match="base station"):
         parse_scheme("t", {"description": "d", "senders": ["cubic"], "receiver": {"pepd": {}}}, "t.toml")
 
@@ -153,7 +166,7 @@ def test_schemes_keep_make_run_short() -> None:
 
 
 def test_query_speaks_the_control_protocol(tmp_path: Path) -> None:
-    """The plugin's client against a stand-in server speaking pepd's line protocol."""
+    """The daemon plugins' client against a stand-in server speaking pepd's line protocol."""
     import socket
     import threading
 
@@ -172,7 +185,7 @@ def test_query_speaks_the_control_protocol(tmp_path: Path) -> None:
     thread = threading.Thread(target=serve)
     thread.start()
     try:
-        assert json.loads(plugin.query(path))["totals"]["packets"] == 3
+        assert json.loads(daemons.query(path))["totals"]["packets"] == 3
     finally:
         thread.join(timeout=5)
         server.close()

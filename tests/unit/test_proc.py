@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from airtcp.errors import AirtcpError, CommandError
-from airtcp.experiment import _capture_live
 from airtcp.proc import Background, poll_until
+from airtcp.runner import _capture_live
 
 # Far more than a pipe holds (64 KiB): unread, the writer would block there.
 BIG = 300_000
@@ -44,6 +44,17 @@ def test_output_past_a_pipe_s_capacity_is_kept(tmp_path: Path, linger_s: float, 
             assert proc.wait(timeout=30) == 0
     assert len(proc.stdout) == BIG + 3 and proc.stdout.endswith("end")
     assert proc.stderr == "err"
+
+
+def test_a_line_is_there_while_the_process_still_runs() -> None:
+    """A daemon's one line ("ready") must not wait in the pipe for more output."""
+    talker = "import time; print('ready', flush=True); time.sleep(60)"
+    proc = Background([sys.executable, "-c", talker], name="talker")
+    try:
+        poll_until("the line", lambda: True if proc.stdout == "ready\n" else None, deadline_s=10)
+        assert proc.running()
+    finally:
+        proc.stop()
 
 
 def test_wait_past_its_timeout_stops_the_process_and_says_so() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import tomllib
@@ -10,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from airtcp.errors import ConfigError
-from airtcp.lossmodels import GilbertElliott, Uniform
+from airtcp.lossmodels import GilbertElliott, LossModel, Uniform
 from airtcp.profile import (
     PRIORITY_CLASS,
     PRIORITY_CLASS_SO_PRIORITY,
     Direction,
+    Link,
     Profile,
     available_profiles,
     load_profile,
@@ -24,6 +26,7 @@ from airtcp.profile import (
     parse_profile,
     priority_mismatches,
 )
+from airtcp.wifi import medium_argv
 
 GOLDEN = Path(__file__).parent / "golden" / "profiles"
 REPO = Path(__file__).resolve().parents[2]
@@ -112,12 +115,26 @@ def test_unknown_profile_lists_known_ones() -> None:
         load_profile("no-such-profile")
 
 
+def link_losses(link: Link) -> dict[str, LossModel]:
+    return {d: link.direction(d).loss for d in ("down", "up")}
+
+
+def link_queues(link: Link) -> dict[str, int]:
+    return {d: link.direction(d).limit_packets for d in ("down", "up")}
+
+
 def compiled(name: str) -> str:
     """netem and timeloss arguments per link and direction, then the
     scheduled changes of a 20 s run."""
     profile = load_profile(name)
     lines = []
     for link_name, link in profile.links.items():
+        if link.wifi is not None:
+            argv = medium_argv(
+                link.wifi, [("ap", "02:00:00:00:00:01")], link_losses(link), link_queues(link), Path("S")
+            )
+            lines.append(f"{link_name}: wifi {json.dumps(link.wifi.to_json(), sort_keys=True)}")
+            lines.append(f"{link_name}: airtcp-medium {' '.join(argv[3:-4])}")
         for which in ("down", "up"):
             direction = link.direction(which)
             lines.append(f"{link_name} {which}: netem {' '.join(direction.netem_args())}")

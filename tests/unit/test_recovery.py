@@ -459,7 +459,7 @@ def test_airtcp_recovery_recomputes_from_the_kept_capture(tmp_path: Path) -> Non
     ],
 )  # fmt: skip
 def test_capture_path_fits_a_file_name(labels: tuple[str, ...], expected_name: str | None) -> None:
-    from airtcp.experiment import CAPTURE_NAME_MAX, capture_path
+    from airtcp.runner import CAPTURE_NAME_MAX, capture_path
 
     path = capture_path(Path("results/x.json"), 7, *labels)
     assert path.parent == Path("results/x.captures")

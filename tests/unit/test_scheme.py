@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from airtcp import components
 from airtcp.errors import ConfigError
 from airtcp.experiment import Overrides, load_experiment, parse_experiment
+from airtcp.paths import EXPERIMENT_DIR, SCHEME_DIR
 from airtcp.scheme import available_schemes, available_senders, load_scheme, load_sender, parse_scheme, parse_sender
+from airtcp.tomlfile import available
 
 
 @pytest.mark.parametrize("name", available_senders())
@@ -106,9 +110,21 @@ def test_scheme_components_are_fresh_per_run() -> None:
     assert first[0] is not second[0]
 
 
-def test_default_experiment_covers_every_scheme_with_its_primary_sender() -> None:
+def test_default_experiment_compares_the_recommended_schemes_with_stock() -> None:
+    """make run: stock, snoop and arq, each with CUBIC and BBR, 3 runs: every
+    scheme has stock with its sender in the same run (its verdict's baseline)."""
     exp = load_experiment("default")
-    assert exp.name == "default" and exp.duration_s == 20 and exp.runs == 1
+    assert exp.name == "default" and exp.duration_s == 20 and exp.runs == 3
+    cases = [(s.name, t.name) for s, t in exp.cases]
+    assert cases == [(s, t) for s in ("stock", "snoop", "arq") for t in ("cubic", "bbr")]
+    assert [w.name for w in exp.all_workloads()] == ["bulk"]
+    # budget: 6 cases x 3 runs of 20 s, about 30 s of wall time each in the VM, under 15 minutes
+    assert len(exp.planned()) * exp.runs * 30 < 15 * 60
+
+
+def test_all_schemes_experiment_covers_every_scheme_with_its_primary_sender() -> None:
+    exp = load_experiment("all-schemes")
+    assert exp.duration_s == 20 and exp.runs == 1
     schemes = ["stock"] + [s for s in available_schemes() if s != "stock"]  # the baseline first
     expected = [
         (s, t) for s in schemes for t in (load_scheme(s).senders if s == "stock" else load_scheme(s).senders[:1])
@@ -127,12 +143,12 @@ def test_every_sender_must_name_a_scheme_of_the_experiment() -> None:
     with pytest.raises(ConfigError, match=r"^x.toml: every_sender = 'snoop': not one of this experiment's schemes"):
         parse_experiment("x", {**data, "every_sender": ["snoop"]}, "x.toml", Overrides())
     # --scheme replaces the experiment's schemes: its every_sender then names no error
-    picked = load_experiment("default", Overrides(schemes=["snoop"]))
+    picked = load_experiment("all-schemes", Overrides(schemes=["snoop"]))
     assert [(s.name, t.name) for s, t in picked.cases] == [("snoop", load_scheme("snoop").senders[0])]
 
 
 def test_overrides_and_their_errors() -> None:
-    exp = load_experiment("default", Overrides(senders=["cubic"], duration="3s", runs=4))
+    exp = load_experiment("all-schemes", Overrides(senders=["cubic"], duration="3s", runs=4))
     assert [t.name for _, t in exp.cases] == ["cubic"] * len(available_schemes())
     assert exp.duration_s == 3 and exp.runs == 4
     with pytest.raises(ConfigError, match="^--scheme: scheme = 'nope': unknown scheme"):
@@ -169,3 +185,30 @@ def test_sweeps_make_profile_variants() -> None:
         load_experiment("default", Overrides(sweeps=["links.wireless.delay"]))
     with pytest.raises(ConfigError, match="uniform-2m-20ms-3pct.toml with --set/--sweep: links.wireless.delay = 'x'"):
         load_experiment("default", Overrides(sweeps=["links.wireless.delay=x"]))
+
+
+@pytest.mark.parametrize("name", available(EXPERIMENT_DIR))
+def test_shipped_experiment_loads_from_any_directory(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """airtcp may run outside the repository root: nothing an experiment
+    names may depend on the current directory."""
+    monkeypatch.chdir(tmp_path)
+    assert load_experiment(name).cases
+
+
+def test_experiment_names_files_relative_to_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "schemes").mkdir()
+    (tmp_path / "schemes" / "mine.toml").write_text((SCHEME_DIR / "stock.toml").read_text())
+    (tmp_path / "experiments").mkdir()
+    experiment = tmp_path / "experiments" / "mine.toml"
+    experiment.write_text(
+        'description = "d"\nprofile = "uniform-2m-20ms-3pct"\n'
+        'schemes = ["stock", "../schemes/mine.toml"]\nsenders = ["cubic"]\n'
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    exp = load_experiment(str(experiment))
+    assert [(s.name, t.name) for s, t in exp.cases] == [("stock", "cubic"), ("mine", "cubic")]
+    assert exp.cases[1][0].source == str(tmp_path / "experiments" / ".." / "schemes" / "mine.toml")

@@ -6,29 +6,19 @@ in the header's comment; rates are packets/s << 8.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from airtcp.paths import KMOD_DIR
-
-HARNESS = KMOD_DIR / "tests" / "snacks_harness.c"
+from . import kmod_harness
 
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    assert cc, "a C compiler is needed (build-essential, installed by make deps)"
-    binary = tmp_path_factory.mktemp("snacks") / "harness"
-    subprocess.run([cc, "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(binary), str(HARNESS)], check=True)
-    return binary
+    return kmod_harness.build(tmp_path_factory.mktemp("snacks"), "snacks_harness.c")
 
 
-def run(harness: Path, commands: list[str]) -> list[str]:
-    done = subprocess.run([str(harness)], input="\n".join(commands) + "\n", capture_output=True, text=True, check=True)
-    return done.stdout.splitlines()
+run = kmod_harness.run
 
 
 SIGMA = [
@@ -65,3 +55,67 @@ def test_sigma(harness: Path) -> None:
 def test_window(harness: Path) -> None:
     got = run(harness, ["w " + " ".join(map(str, args)) for args, _ in WINDOW])
     assert got == [want for _, want in WINDOW]
+
+
+# ------------------------------------------- bounds: 64-bit times, no overflow
+#
+# Worked out with exact integer arithmetic (Python's), rounding down as the
+# header says.  Against the previous header (32-bit microsecond intervals
+# in the module, rate * us and (W << 8) * (RTT - t) in 64 bits) the
+# overflowing vectors below come out wrong: they are the wrap points.
+U64_MAX = 2**64 - 1
+RATE_MAX = 2**40  # 2^32 packets/s in fixed point
+
+MUL_DIV = [
+    ((10, 3, 4), "7"),
+    ((U64_MAX, 3, 4), str(U64_MAX * 3 // 4)),  # the product needs 66 bits
+    ((2**60, 2**32 - 1, 2**32 - 1), str(2**60)),  # 92 bits, exact
+    ((2**63, 4, 2), str(U64_MAX)),  # 2^64: saturates
+    ((7, 0, 3), "0"),
+]
+RATE = [
+    ((1000, 1_000_000), "256000"),  # 1000 packets in a second
+    ((2**32 - 1, 1), str(RATE_MAX)),  # capped: every product below fits
+    ((1000, 0), "0"),
+    ((10**6, 2**32 + 10**7), str(10**6 * 10**6 * 256 // (2**32 + 10**7))),  # 72 minutes: 64-bit us
+]
+WINDOW_BOUNDS = [
+    # rate * us would need 72 bits
+    ((RATE_MAX, 2**32 - 1), str((RATE_MAX * (2**32 - 1) // 10**6) >> 8)),
+    ((2**62, 20000), str((RATE_MAX * 20000 // 10**6) >> 8)),  # the rate is capped first
+]
+SIGMA_BOUNDS = [
+    # The largest window and RTT a socket can have, t = 1 us: (W << 8)
+    # (RTT - t) needs 72 bits.  b = 256 (2^32 - 2); the drain swamps
+    # lambda (mu = 0); r = 2^40 (capped), mu^ = r (W' - 1) / W = 2^40 -
+    # 257; rho = 1 / RTT: sigma = mu^ (RTT - 1) / RTT, rounded down.
+    ((2**32 - 1, 2**32 - 1, 1, 2**32 - 1, 1, 0), f"1099511627263 {256 * (2**32 - 2)}"),
+]
+LOSS = [
+    # (cwnd, clamp, t us, delivered, now us, then us) -> phi ssthresh target
+    # 4000 packets in a second over t = 20 ms: phi t = 80, between W/2 and W.
+    ((100, 10000, 20000, 4000, 2_000_000, 1_000_000), "1024000 50 80"),
+    # 10000 in a second: phi t = 200, but never above the window before the loss.
+    ((100, 10000, 20000, 10000, 2_000_000, 1_000_000), "2560000 50 100"),
+    # ... nor above the socket's clamp.
+    ((100, 60, 20000, 4000, 2_000_000, 1_000_000), "1024000 50 60"),
+    # A million packets over 2^32 us + 10 s (72 minutes): phi = 232/s, phi
+    # t = 4: W/2.  A 32-bit interval would have wrapped to 10 s: phi t =
+    # 2000, twenty times the window.
+    ((100, 10000, 20000, 10**6, 2**32 + 10**7 + 5, 5), "59466 50 50"),
+    # No RTT sample yet, an empty interval, a clock read backwards: W/2.
+    ((100, 10000, 2**32 - 1, 4000, 2_000_000, 1_000_000), "1024000 50 50"),
+    ((100, 10000, 20000, 4000, 1_000_000, 1_000_000), "0 50 50"),
+    ((100, 10000, 20000, 4000, 1_000_000, 2_000_000), "0 50 50"),
+    # W/2 is at least 2.
+    ((3, 10000, 20000, 0, 2_000_000, 1_000_000), "0 2 2"),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "table"),
+    [("m", MUL_DIV), ("r", RATE), ("w", WINDOW_BOUNDS), ("s", SIGMA_BOUNDS), ("l", LOSS)],
+)
+def test_bounds(harness: Path, command: str, table: list[tuple[tuple[int, ...], str]]) -> None:
+    got = run(harness, [f"{command} " + " ".join(map(str, args)) for args, _ in table])
+    assert got == [want for _, want in table]

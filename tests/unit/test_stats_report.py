@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from airtcp import report, result
+from airtcp import plot, report, result
 from airtcp.errors import AirtcpError
 from airtcp.stats import median_ci, summarize
 from tests.conftest import FIXTURES
@@ -103,7 +103,7 @@ def test_failed_runs_are_counted_not_averaged() -> None:
 def test_plot_writes_a_png(tmp_path: Path) -> None:
     source = tmp_path / "r.json"
     shutil.copy(FIXTURES / "result-v1.json", source)
-    png = report.plot(result.load(source), source.with_suffix(".png"))
+    (png,) = plot.plot(result.load(source), source.with_suffix(".png"))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert json.loads(source.read_text())["format"] == "airtcp-result"  # the source is never modified
 

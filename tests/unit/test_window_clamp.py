@@ -8,7 +8,7 @@ import pytest
 
 from airtcp import clamp, iperf
 from airtcp.errors import AirtcpError, ConfigError
-from airtcp.experiment import Overrides, clamp_receivers, load_experiment, parse_experiment
+from airtcp.experiment import Experiment, Overrides, clamp_receivers, load_experiment, parse_experiment
 
 WHERE = "exp.toml"
 S4 = "10.10.1.1"
@@ -67,14 +67,17 @@ def test_bad_window_clamp_names_the_value(transfer: dict[str, object], fragment:
 
 
 def test_receivers_are_every_flows_and_none_without_a_clamp() -> None:
+    def receivers(exp: Experiment) -> list[str]:
+        return clamp_receivers(exp, exp.flows(exp.cases[0][1]))
+
     plain = parse_experiment("x", _experiment({"window": "4KiB"}), WHERE, Overrides())
-    assert clamp_receivers(plain) == []
+    assert receivers(plain) == []
     alone = parse_experiment("x", _experiment({"window_clamp": "4KiB"}), WHERE, Overrides())
-    assert clamp_receivers(alone) == ["wh"]
+    assert receivers(alone) == ["wh"]
     both = parse_experiment(
         "x", _experiment({"window_clamp": "4KiB"}, competing={"sender": "reno-classic"}), WHERE, Overrides()
     )
-    assert clamp_receivers(both) == ["wh", "bs"]
+    assert receivers(both) == ["wh", "bs"]
 
 
 def test_iperf3_gets_no_w_for_the_clamp() -> None:
@@ -164,3 +167,11 @@ def test_clamp_sysctls_turn_off_autotuning_only() -> None:
 def test_wongleung_experiments_use_the_clamp(name: str) -> None:
     exp = load_experiment(name)
     assert (exp.mss, exp.window, exp.window_clamp) == (512, None, 8192 if name.endswith("w8k") else 4096)
+
+
+def test_short_flows_are_clamped_at_their_receiver_too() -> None:
+    from airtcp.participants import participants
+
+    exp = parse_experiment("x", _experiment({"window_clamp": "4KiB"}, workload="short-flows"), WHERE, Overrides())
+    workload = exp.all_workloads()[0]
+    assert clamp_receivers(exp, participants(exp, workload, exp.cases[0][1])) == ["wh"]

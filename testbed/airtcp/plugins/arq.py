@@ -9,9 +9,11 @@ A scheme switches it on with a table under ``link``::
 
 Every key except the few the testbed owns (the interfaces, the peers'
 addresses, the routes, the control sockets) is an arqd configuration key
-and goes to both daemons as ``--key value`` (Documentation/arq.rst lists
-them).  One arqd starts in the base station on its wireless interface,
-one in the wireless host on its end; each routes the hosts behind the
+and goes to both daemons as ``--key value``; names, types, ranges and
+meanings are arqd's own schema (pep-daemon/arqd.schema.json, the knob
+table of Documentation/arq.rst), checked when the scheme is loaded.  One
+arqd starts in the base station on its wireless interface, one in the
+wireless host on its end; each routes the hosts behind the
 other end into its TUN device, so S <-> WH traffic crosses the wireless
 veth only as link frames, and the profile's netem on that veth hits data
 frames and link acks alike.  Each arqd paces its frames at the profile's
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -37,48 +40,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import components
+from ..daemons import flags, load_schema, query
 from ..errors import AirtcpError, ConfigError
 from ..paths import PEPD_DIR
 from ..proc import Background, poll_until, run
-from .pepd import daemon_check, daemon_options, pepd_flags, query
 
 if TYPE_CHECKING:
     from ..netns import Netns
     from ..topology import Endpoint, Topology
 
-ARQD = PEPD_DIR / "build" / "arqd"
+# AIRTCP_ARQD: another build, e.g. the sanitizer build (make -C pep-daemon SANITIZE=1)
+ARQD = Path(os.environ.get("AIRTCP_ARQD") or PEPD_DIR / "build" / "arqd")
 DOC = "Documentation/arq.rst"
 # arqd's frame header: the veth's MTU grows by this much (arq_frame.h, ARQ_HDR_LEN).
 FRAME_HEADER = 16
 PATH_MTU = 1500
+SCHEMA = load_schema("arqd", DOC)
 # Keys the testbed sets itself: a scheme cannot move arqd off the wireless hop.
 OWNED_KEYS = ("link", "tun", "peer_mac", "routes", "table", "rule_priority", "control_socket")
-# Every other arqd key a scheme may set (tests/unit/test_arqd.py checks this
-# list against `arqd check`, so it cannot drift from the daemon).
-SCHEME_KEYS = (
-    "feedback",
-    "delivery",
-    "window",
-    "max_rtx",
-    "rto_initial",
-    "rto_min",
-    "rto_max",
-    "idle_repair",
-    "status_interval",
-    "link_mtu",
-    "tun_mtu",
-    "tun_queue",
-    "link_queue",
-    "link_rate",
-    "link_overhead",
-    "pace_frames",
-    "tx_buffer",
-    "rx_window",
-    "rx_buffer",
-    "reseq_timeout",
-    "reasm_slots",
-    "reasm_timeout",
-)
+# Every other key of arqd's schema (pep-daemon/arqd.schema.json) a scheme may set.
+SCHEME_KEYS = SCHEMA.scheme_keys(OWNED_KEYS)
 READY_DEADLINE_S = 60.0
 # arqd's default TUN device (the testbed does not set `tun`).
 TUN = "arq0"
@@ -130,8 +111,8 @@ class Arq(components.Component):
             raise ConfigError(where, f"{place}.arq", config, "arqd runs at both ends of the wireless link: link.arq")
         if not isinstance(config, Mapping):
             raise ConfigError(where, "link.arq", config, 'expected a table, e.g. feedback = "ack"')
-        self.options = daemon_options(
-            where, "link.arq", config, OWNED_KEYS, "the wireless veth's ends, routes, sockets", SCHEME_KEYS, "arqd", DOC
+        self.options = SCHEMA.options(
+            where, "link.arq", config, OWNED_KEYS, "the wireless veth's ends, routes, sockets"
         )
         self._check()
         self.procs: dict[str, Background] = {}
@@ -140,8 +121,11 @@ class Arq(components.Component):
         self.tmpdir: str | None = None
 
     def _check(self) -> None:
-        """Let arqd itself judge the values (units, ranges), once per configuration."""
-        problem = daemon_check(ARQD, ["--link", "wlan0"], self.options)
+        """Let arqd itself judge the values (units, ranges), once per configuration.
+
+        ``lo`` stands in for the link (``arqd check`` wants it to exist), and any unicast address for the peer.
+        """
+        problem = SCHEMA.check(["--link", "lo", "--peer-mac", "02:00:00:00:00:01"], self.options)
         if problem:
             raise ConfigError(self.where, "link.arq", dict(self.options), problem.removeprefix("arqd: "))
 
@@ -176,7 +160,7 @@ class Arq(components.Component):
                 "--routes", ",".join(routes[role]),
                 "--control-socket", self.socks[role],
                 *pacing,
-                *pepd_flags(self.options),
+                *flags(self.options),
             ]  # fmt: skip
             self.procs[role] = host.spawn(argv, name=f"arqd ({role})")
         for role in self.procs:
@@ -219,4 +203,4 @@ class Arq(components.Component):
             self.tmpdir = None
 
     def describe(self) -> dict[str, object]:
-        return {**super().describe(), "argv_options": pepd_flags(self.options)}
+        return {**super().describe(), "argv_options": flags(self.options)}

@@ -29,7 +29,6 @@ from .. import kmod
 from ..components import Component, register
 from ..errors import ConfigError
 from ..tomlfile import check_keys
-from ..units import parse_count, parse_duration
 
 if TYPE_CHECKING:
     from ..netns import Netns
@@ -37,43 +36,24 @@ if TYPE_CHECKING:
 
 MODULE = "tcp_ddack"
 STAT_FILE = "/proc/net/stat/tcp_ddack"
-KEYS = (
-    "delay",
-    "threshold",
-    "pace",
-    "sack_mode",
-    "adaptive",
-    "adaptive_percentile",
-    "adaptive_margin",
-    "delay_min",
-    "delay_max",
-    "max_held",
-    "max_flows",
-    "flow_timeout",
-    "comp_sack",
-)
-SACK_MODES = {"keep": 0, "strip": 1, "hold": 2}
-MAX_DELAY_S = 10.0  # the module's limit for d, delay_min and delay_max
-
-
-def _us(where: str, key: str, value: object, limit_s: float) -> int:
-    seconds = parse_duration(where, key, value)
-    if seconds > limit_s:
-        raise ConfigError(where, key, value, f"at most {limit_s:g} s")
-    return round(seconds * 1_000_000)
-
-
-def _bounded(where: str, key: str, value: object, lo: int, hi: int) -> int:
-    number = parse_count(where, key, value, minimum=lo)
-    if number > hi:
-        raise ConfigError(where, key, value, f"expected {lo} to {hi}")
-    return number
-
-
-def _flag(where: str, key: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(where, key, value, "expected true or false")
-    return value
+# Scheme settings -> the module's knobs (kmod/ddack_knobs.h: defaults,
+# ranges, units).  The value of a setting left out is the knob's default.
+SETTINGS = {
+    "delay": "delay_us",
+    "threshold": "threshold",
+    "pace": "pace_us",
+    "sack_mode": "sack_mode",
+    "max_held": "max_held",
+    "max_held_total": "max_held_total",
+    "max_flows": "max_flows",
+    "flow_timeout": "flow_timeout_s",
+    "delay_min": "delay_min_us",
+    "delay_max": "delay_max_us",
+    "adaptive_percentile": "adaptive_pct",
+    "adaptive_margin": "adaptive_margin_pct",
+    "adaptive": "adaptive",
+}
+KEYS = (*SETTINGS, "comp_sack")
 
 
 def ddack_sysctls(where: str, place: str, config: object) -> dict[str, str]:
@@ -87,34 +67,18 @@ def ddack_sysctls(where: str, place: str, config: object) -> dict[str, str]:
         raise ConfigError(where, f"{place}.tcp_ddack", config, "expected a table of tcp_ddack settings")
     key = f"{place}.tcp_ddack."
     check_keys(where, key, config, KEYS)
-    knobs: dict[str, int] = {}
-    knobs["delay_us"] = _us(where, key + "delay", config.get("delay", "80ms"), MAX_DELAY_S)
-    knobs["threshold"] = _bounded(where, key + "threshold", config.get("threshold", 2), 0, 1000)
-    knobs["pace_us"] = _us(where, key + "pace", config.get("pace", "0ms"), 1.0)
-    mode = config.get("sack_mode", "keep")
-    if mode not in SACK_MODES:
-        raise ConfigError(where, key + "sack_mode", mode, f"expected one of {', '.join(SACK_MODES)}")
-    knobs["sack_mode"] = SACK_MODES[str(mode)]
-    knobs["max_held"] = _bounded(where, key + "max_held", config.get("max_held", 64), 1, 4096)
-    knobs["max_flows"] = _bounded(where, key + "max_flows", config.get("max_flows", 4096), 1, 1 << 20)
-    timeout = parse_duration(where, key + "flow_timeout", config.get("flow_timeout", "30s"))
-    if not 1 <= timeout <= 3600 or timeout != int(timeout):
-        raise ConfigError(where, key + "flow_timeout", config.get("flow_timeout"), "whole seconds, 1s to 3600s")
-    knobs["flow_timeout_s"] = int(timeout)
-    knobs["delay_min_us"] = _us(where, key + "delay_min", config.get("delay_min", "5ms"), MAX_DELAY_S)
-    knobs["delay_max_us"] = _us(where, key + "delay_max", config.get("delay_max", "200ms"), MAX_DELAY_S)
-    if knobs["delay_min_us"] > knobs["delay_max_us"]:
+    prefix, knobs = kmod.knob_table(MODULE)
+    values = kmod.knob_values(where, key, config, knobs, SETTINGS)
+    low, high = values["delay_min_us"], values["delay_max_us"]
+    if low > high:
         raise ConfigError(where, key + "delay_min", config.get("delay_min"), "larger than delay_max")
-    knobs["adaptive_pct"] = _bounded(where, key + "adaptive_percentile", config.get("adaptive_percentile", 90), 50, 99)
-    knobs["adaptive_margin_pct"] = _bounded(
-        where, key + "adaptive_margin", config.get("adaptive_margin", 125), 100, 1000
-    )
-    knobs["adaptive"] = int(_flag(where, key + "adaptive", config.get("adaptive", False)))
-    knobs["enabled"] = 1
-    sysctls = {f"net.tcp_ddack.{name}": str(value) for name, value in knobs.items()}
-    if not _flag(where, key + "comp_sack", config.get("comp_sack", False)):
-        sysctls = {"net.ipv4.tcp_comp_sack_nr": "0", **sysctls}
-    return sysctls
+    # The module checks min <= max against the values in force at every
+    # write: raise the maximum first when the new minimum is above it.
+    if low > knobs["delay_max_us"].default:
+        del values["delay_min_us"]
+        values["delay_min_us"] = low
+    values["enabled"] = 1
+    return kmod.without_comp_sack(where, key, config, {f"{prefix}.{n}": str(v) for n, v in values.items()})
 
 
 def parse_stat(text: str) -> dict[str, int]:

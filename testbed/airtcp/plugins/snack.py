@@ -33,7 +33,6 @@ from .. import kmod
 from ..components import Component, register
 from ..errors import ConfigError
 from ..tomlfile import check_keys
-from ..units import parse_count
 
 if TYPE_CHECKING:
     from ..netns import Netns
@@ -42,16 +41,10 @@ if TYPE_CHECKING:
 MODULE = "tcp_snack"
 CC_MODULE = "tcp_snacks"
 STAT_FILE = "/proc/net/stat/tcp_snack"
-RECEIVER_KEYS = ("mode", "sack_policy", "max_vec", "comp_sack")
-MODES = {"exp": 0, "scps": 1}
-SACK_POLICIES = {"keep": 0, "trim": 1, "replace": 2}
-MAX_VEC = 30
-
-
-def _choice(where: str, key: str, value: object, choices: Mapping[str, int]) -> int:
-    if not isinstance(value, str) or value not in choices:
-        raise ConfigError(where, key, value, f"expected one of {', '.join(choices)}")
-    return choices[value]
+# The receiver's settings are the module's knobs of the same names
+# (kmod/snack_knobs.h: defaults, ranges, value names); left out: default.
+RECEIVER_SETTINGS = {name: name for name in ("mode", "sack_policy", "max_vec")}
+RECEIVER_KEYS = (*RECEIVER_SETTINGS, "comp_sack")
 
 
 def snack_sysctls(where: str, place: str, config: object) -> dict[str, str]:
@@ -62,26 +55,14 @@ def snack_sysctls(where: str, place: str, config: object) -> dict[str, str]:
     key = f"{place}.{MODULE}"
     if not isinstance(config, Mapping):
         raise ConfigError(where, key, config, "expected a table of tcp_snack settings")
+    prefix, knobs = kmod.knob_table(MODULE)
     if place == "sender":
         check_keys(where, key + ".", config, ())
-        return {"net.tcp_snack.sender": "1"}
+        return {f"{prefix}.sender": "1"}
     check_keys(where, key + ".", config, RECEIVER_KEYS)
-    knobs = {
-        "mode": _choice(where, key + ".mode", config.get("mode", "exp"), MODES),
-        "sack_policy": _choice(where, key + ".sack_policy", config.get("sack_policy", "trim"), SACK_POLICIES),
-    }
-    max_vec = parse_count(where, key + ".max_vec", config.get("max_vec", MAX_VEC), minimum=0)
-    if max_vec > MAX_VEC:
-        raise ConfigError(where, key + ".max_vec", max_vec, f"expected 0 to {MAX_VEC}")
-    knobs["max_vec"] = max_vec
-    knobs["receiver"] = 1
-    sysctls = {f"net.tcp_snack.{name}": str(value) for name, value in knobs.items()}
-    comp_sack = config.get("comp_sack", False)
-    if not isinstance(comp_sack, bool):
-        raise ConfigError(where, key + ".comp_sack", comp_sack, "expected true or false")
-    if not comp_sack:
-        sysctls = {"net.ipv4.tcp_comp_sack_nr": "0", **sysctls}
-    return sysctls
+    values = kmod.knob_values(where, key + ".", config, knobs, RECEIVER_SETTINGS)
+    values["receiver"] = 1
+    return kmod.without_comp_sack(where, key + ".", config, {f"{prefix}.{n}": str(v) for n, v in values.items()})
 
 
 def parse_stat(text: str) -> dict[str, int]:
@@ -103,6 +84,15 @@ class TcpSnack(Component):
 
     def requirements(self) -> list[str]:
         return [kmod.out_of_tree(MODULE)]
+
+    def sender_problem(self, sender_sysctls: Mapping[str, str]) -> str | None:
+        # The sender half turns SNACK into SACK blocks; a connection without
+        # SACK ignores them, and the receiver's option alone repairs nothing.
+        if sender_sysctls.get("net.ipv4.tcp_sack", "1") == "0":
+            return (
+                "SNACK needs SACK (the sender turns SNACK into SACK blocks), and this sender sets net.ipv4.tcp_sack = 0"
+            )
+        return None
 
     def start(self, topo: Topology) -> None:
         self.host = topo.host(self.role)
@@ -131,6 +121,9 @@ class TcpSnacks(Component):
 
     def requirements(self) -> list[str]:
         return [kmod.out_of_tree(CC_MODULE)]
+
+    def congestion_controls(self) -> list[str]:
+        return ["snacks"]
 
     def start(self, topo: Topology) -> None:
         """Nothing to switch: `iperf3 -C snacks` picks it per connection."""
