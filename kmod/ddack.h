@@ -40,6 +40,7 @@ struct ddack_cfg {
 	int max_flows;
 	int flow_timeout_s;
 	int sack_mode;
+	int aside_unfilled;
 	int adaptive;
 	int adaptive_pct;
 	int adaptive_margin_pct;
@@ -75,6 +76,8 @@ enum ddack_stat {
 	DDACK_STAT_LIMITED,		/* sent at once: max_held_total reached */
 	DDACK_STAT_CAPPED,		/* paced releases cut short by the hold cap */
 	DDACK_STAT_GC_SENT,		/* held, sent by the collector: stale flow */
+	DDACK_STAT_ASIDE_SACK,		/* flows stepped aside for: SACK */
+	DDACK_STAT_ASIDE_UNFILLED,	/* ... no hole filled within d */
 	DDACK_STAT_MAX
 };
 

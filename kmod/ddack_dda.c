@@ -4,6 +4,7 @@
  * the module and into the userspace harness tests/dda_harness.c.
  */
 #ifdef __KERNEL__
+#include <linux/limits.h>
 #include <linux/math64.h>
 #endif
 
@@ -34,9 +35,11 @@ static void ddack_dda_reference(struct ddack_dda *dda,
 /*
  * The cumulative ACK advanced: the hole is filled.  Held dupacks are
  * discarded and the timer stopped; the fill time is a sample for
- * adaptive d unless it was the sender's doing.
+ * adaptive d unless it was the sender's doing.  True when the flow steps
+ * aside now: aside_unfilled of its held episodes were released and none
+ * filled within d.
  */
-static void ddack_dda_episode_end(struct ddack_dda *dda,
+static bool ddack_dda_episode_end(struct ddack_dda *dda,
 				  const struct ddack_params *params,
 				  const struct ddack_seg *seg,
 				  struct ddack_decision *out)
@@ -45,14 +48,23 @@ static void ddack_dda_episode_end(struct ddack_dda *dda,
 	s64 fill_us;
 
 	if (!ddack_dda_in_episode(dda))
-		return;
+		return false;
 	if (seg->held) {
 		out->drop = DDACK_DISCARD_HELD;
 		out->cancel = true;
 		/* Filled in time, unless pacing had begun the release. */
-		if (!released)
+		if (!released) {
 			out->events |= DDACK_EV_FILLED;
+			dda->filled = true;
+		}
 	}
+	/*
+	 * Released: the hole outlived d, so the sender repaired it (or
+	 * will); the hold only delayed that.  One fill within d is
+	 * evidence of local repair (or reordering), and keeps the flow.
+	 */
+	if (released && dda->unfilled < U16_MAX)
+		dda->unfilled++;
 	if (params->adaptive) {
 		/*
 		 * A fill that comes more than half a round trip after our
@@ -76,6 +88,11 @@ static void ddack_dda_episode_end(struct ddack_dda *dda,
 		}
 	}
 	dda->dupcnt = 0;
+	if (!params->aside_unfilled || dda->filled ||
+	    dda->unfilled < params->aside_unfilled)
+		return false;
+	out->events |= DDACK_EV_ASIDE_UNFILLED;
+	return true;
 }
 
 /* A dupack of an episode still sending or holding: at once, or held. */
@@ -111,6 +128,24 @@ static void ddack_dda_dupack(struct ddack_dda *dda,
 	out->evict = seg->held + 1 > params->max_held;
 }
 
+/*
+ * A flow starts (its first pure ACK, or its 4-tuple on a new socket):
+ * @seg is the reference for the next dupack.  With sack_mode = aside a
+ * connection that negotiated SACK is stepped aside for at once.  Returns
+ * the events to count.
+ */
+u32 ddack_dda_start(struct ddack_dda *dda, const struct ddack_params *params,
+		    const struct ddack_seg *seg)
+{
+	*dda = (struct ddack_dda){ .state = DDACK_IDLE };
+	ddack_dda_reference(dda, seg);
+	if (params->sack_mode == DDACK_SACK_ASIDE && seg->sack_ok) {
+		dda->state = DDACK_ASIDE;
+		return DDACK_EV_ASIDE_SACK;
+	}
+	return 0;
+}
+
 /* One outgoing segment of the flow's socket. */
 struct ddack_decision ddack_dda_segment(struct ddack_dda *dda,
 					const struct ddack_params *params,
@@ -129,18 +164,18 @@ struct ddack_decision ddack_dda_segment(struct ddack_dda *dda,
 		/* The 4-tuple was reused by a new connection: start over. */
 		out.drop = DDACK_FLUSH_HELD;
 		out.cancel = true;
-		dda->state = DDACK_IDLE;
-		dda->dupcnt = 0;
-		ddack_dda_reference(dda, seg);
+		out.events |= ddack_dda_start(dda, params, seg);
 		goto strip_check;
 	}
-	if (dda->state == DDACK_CLOSED)
+	if (dda->state == DDACK_CLOSED || dda->state == DDACK_ASIDE)
 		return out;
 
 	if (airtcp_after(seg->ack, dda->last_ack)) {
-		ddack_dda_episode_end(dda, params, seg, &out);
+		if (ddack_dda_episode_end(dda, params, seg, &out))
+			dda->state = DDACK_ASIDE;
+		else
+			dda->state = DDACK_IDLE;
 		ddack_dda_reference(dda, seg);
-		dda->state = DDACK_IDLE;
 		goto strip_check;
 	}
 	/* Data with a piggy-backed ACK, or an older ACK: not ours to touch. */
@@ -175,8 +210,10 @@ strip_check:
 	 * a RACK sender would start recovery from any of them.  SACK blocks
 	 * at or below the cumulative ACK (D-SACK alone) pass untouched.
 	 */
-	out.strip = params->sack_mode != DDACK_SACK_KEEP && params->delay_us &&
-		    seg->sack_hole && dda->state != DDACK_RELEASED;
+	out.strip = (params->sack_mode == DDACK_SACK_STRIP ||
+		     params->sack_mode == DDACK_SACK_HOLD) && params->delay_us &&
+		    seg->sack_hole && dda->state != DDACK_RELEASED &&
+		    dda->state != DDACK_ASIDE;
 	return out;
 }
 

@@ -35,6 +35,17 @@
  * 4-tuple on a new socket frees what is held and starts over at IDLE,
  * its segment the new reference.
  *
+ * Stepping aside (ASIDE: every segment passes as it is, nothing held or
+ * stripped, until FIN, RST or a new socket) for flows that holding cannot
+ * help, decided from what the receiver sees:
+ *  - at the flow's start (ddack_dda_start()), a connection that negotiated
+ *    SACK while sack_mode = aside: a SACK sender with RACK (Linux's
+ *    default) marks a hole lost by time from the first SACK-bearing dupack,
+ *    so holding the third only delays its recovery;
+ *  - at the end of a loss episode, a flow whose first aside_unfilled held
+ *    episodes were all released, none filled within d: nothing on the
+ *    path repairs its losses locally, and every hold costs the sender d.
+ *
  * No ACK is held longer than DDACK_HOLD_MAX_US, whatever d and pace_us
  * say: d is at most that (the knobs' ranges, and a clamp here), and the
  * paced release sends everything left once it is reached.  A dupack
@@ -56,6 +67,7 @@ enum ddack_sack_mode {
 	DDACK_SACK_KEEP = 0,	/* the paper: only the count matters */
 	DDACK_SACK_STRIP = 1,	/* early dupacks leave without SACK blocks */
 	DDACK_SACK_HOLD = 2,	/* SACK-bearing dupacks are held from the 1st */
+	DDACK_SACK_ASIDE = 3,	/* flows that negotiated SACK are not touched */
 };
 
 /* Where a flow is (the diagram above). */
@@ -65,6 +77,7 @@ enum ddack_state {
 	DDACK_HOLDING,		/* dupacks held until release_at */
 	DDACK_RELEASED,		/* held ones leaving; later dupacks at once */
 	DDACK_CLOSED,		/* FIN or RST sent: nothing is held any more */
+	DDACK_ASIDE,		/* stepped aside: every segment passes untouched */
 	DDACK_NR_STATES
 };
 
@@ -74,6 +87,8 @@ struct ddack_dda {
 	u16 last_win;		/* raw 16-bit field, as the sender sees it */
 	u32 last_ack;
 	u32 dupcnt;		/* dupacks in the current episode */
+	u16 unfilled;		/* held episodes released, none filled yet */
+	bool filled;		/* a held episode of the flow filled within d */
 	s64 episode_start;	/* its first dupack */
 	s64 hold_start;		/* its first held dupack */
 	s64 release_at;		/* the next held ACK is due then */
@@ -85,6 +100,7 @@ struct ddack_params {
 	u32 delay_us;		/* d in force (fixed or adaptive); 0: no holding */
 	u32 threshold;
 	u32 max_held;
+	u32 aside_unfilled;	/* step aside after this many; 0: never */
 	u8 sack_mode;		/* enum ddack_sack_mode */
 	bool adaptive;
 };
@@ -99,6 +115,7 @@ struct ddack_seg {
 	bool has_sack;
 	bool sack_hole;		/* a SACK block above the ACK: a hole is open */
 	bool new_socket;	/* its 4-tuple was another socket's */
+	bool sack_ok;		/* the connection negotiated SACK */
 	bool may_hold;		/* the namespace has room for one more held ACK */
 	u32 held;		/* ACKs the flow holds now */
 	u32 rcv_rtt_us;		/* the socket's receive-side RTT estimate */
@@ -128,6 +145,8 @@ enum ddack_drop {
 #define DDACK_EV_ADAPT_SAMPLE	BIT(4)	/* fill_us is a sample for d */
 #define DDACK_EV_ADAPT_IGNORED	BIT(5)	/* the fill was the sender's */
 #define DDACK_EV_LIMITED	BIT(6)	/* would be held: no room (at once) */
+#define DDACK_EV_ASIDE_SACK	BIT(7)	/* stepped aside: SACK negotiated */
+#define DDACK_EV_ASIDE_UNFILLED	BIT(8)	/* stepped aside: holes never filled */
 
 struct ddack_decision {
 	u8 verdict;		/* enum ddack_verdict */
@@ -148,6 +167,8 @@ struct ddack_release {
 	bool capped;		/* a paced release cut short: DDACK_HOLD_MAX_US */
 };
 
+u32 ddack_dda_start(struct ddack_dda *dda, const struct ddack_params *params,
+		    const struct ddack_seg *seg);
 struct ddack_decision ddack_dda_segment(struct ddack_dda *dda,
 					const struct ddack_params *params,
 					const struct ddack_seg *seg);

@@ -196,11 +196,44 @@ static void ddack_adapt(struct ddack_net *dn, u32 fill_us)
 	spin_unlock(&dn->est_lock);
 }
 
+/* The knobs the state machine reads, for one segment. */
+static void ddack_params(struct ddack_net *dn, struct ddack_params *params)
+{
+	params->delay_us = ddack_delay_us(dn);
+	params->threshold = READ_ONCE(dn->cfg.threshold);
+	params->max_held = READ_ONCE(dn->cfg.max_held);
+	params->sack_mode = READ_ONCE(dn->cfg.sack_mode);
+	params->aside_unfilled = READ_ONCE(dn->cfg.aside_unfilled);
+	params->adaptive = READ_ONCE(dn->cfg.adaptive);
+}
+
+static void ddack_count(struct ddack_net *dn, u32 events)
+{
+	static const u8 stat_of[] = {
+		[ilog2(DDACK_EV_DUPACK)]	= DDACK_STAT_DUPACKS,
+		[ilog2(DDACK_EV_EPISODE)]	= DDACK_STAT_EPISODES,
+		[ilog2(DDACK_EV_IMMEDIATE)]	= DDACK_STAT_IMMEDIATE,
+		[ilog2(DDACK_EV_FILLED)]	= DDACK_STAT_EPISODES_FILLED,
+		[ilog2(DDACK_EV_ADAPT_SAMPLE)]	= DDACK_STAT_ADAPT_SAMPLES,
+		[ilog2(DDACK_EV_ADAPT_IGNORED)]	= DDACK_STAT_ADAPT_IGNORED,
+		[ilog2(DDACK_EV_LIMITED)]	= DDACK_STAT_LIMITED,
+		[ilog2(DDACK_EV_ASIDE_SACK)]	= DDACK_STAT_ASIDE_SACK,
+		[ilog2(DDACK_EV_ASIDE_UNFILLED)] = DDACK_STAT_ASIDE_UNFILLED,
+	};
+	unsigned long bits = events;
+	unsigned int ev;
+
+	for_each_set_bit(ev, &bits, ARRAY_SIZE(stat_of))
+		airtcp_stat_inc(&dn->pn, stat_of[ev]);
+}
+
 static void ddack_flow_create(struct ddack_net *dn, const struct ddack_pkt *pkt,
 			      const struct sock *sk, u32 bucket)
 {
 	struct ddack_table *t = dn->table;
+	struct ddack_params params;
 	struct ddack_flow *f;
+	u32 events;
 
 	if (atomic_inc_return(&t->count) > READ_ONCE(dn->cfg.max_flows)) {
 		atomic_dec(&t->count);
@@ -216,9 +249,8 @@ static void ddack_flow_create(struct ddack_net *dn, const struct ddack_pkt *pkt,
 	f->key = pkt->key;
 	f->dn = dn;
 	f->sk = sk;
-	f->dda.state = DDACK_IDLE;
-	f->dda.last_ack = pkt->in.ack;
-	f->dda.last_win = pkt->in.win;
+	ddack_params(dn, &params);
+	events = ddack_dda_start(&f->dda, &params, &pkt->in);
 	f->last_seen = pkt->in.now;
 	spin_lock_init(&f->lock);
 	__skb_queue_head_init(&f->held);
@@ -237,36 +269,9 @@ static void ddack_flow_create(struct ddack_net *dn, const struct ddack_pkt *pkt,
 	hlist_add_head_rcu(&f->node, &t->buckets[bucket]);
 	spin_unlock_bh(&t->locks[bucket]);
 	airtcp_stat_inc(&dn->pn, DDACK_STAT_FLOWS_CREATED);
+	ddack_count(dn, events);
 	queue_delayed_work(system_power_efficient_wq, &dn->gc,
 			   DDACK_GC_INTERVAL);
-}
-
-/* The knobs the state machine reads, for one segment. */
-static void ddack_params(struct ddack_net *dn, struct ddack_params *params)
-{
-	params->delay_us = ddack_delay_us(dn);
-	params->threshold = READ_ONCE(dn->cfg.threshold);
-	params->max_held = READ_ONCE(dn->cfg.max_held);
-	params->sack_mode = READ_ONCE(dn->cfg.sack_mode);
-	params->adaptive = READ_ONCE(dn->cfg.adaptive);
-}
-
-static void ddack_count(struct ddack_net *dn, u32 events)
-{
-	static const u8 stat_of[] = {
-		[ilog2(DDACK_EV_DUPACK)]	= DDACK_STAT_DUPACKS,
-		[ilog2(DDACK_EV_EPISODE)]	= DDACK_STAT_EPISODES,
-		[ilog2(DDACK_EV_IMMEDIATE)]	= DDACK_STAT_IMMEDIATE,
-		[ilog2(DDACK_EV_FILLED)]	= DDACK_STAT_EPISODES_FILLED,
-		[ilog2(DDACK_EV_ADAPT_SAMPLE)]	= DDACK_STAT_ADAPT_SAMPLES,
-		[ilog2(DDACK_EV_ADAPT_IGNORED)]	= DDACK_STAT_ADAPT_IGNORED,
-		[ilog2(DDACK_EV_LIMITED)]	= DDACK_STAT_LIMITED,
-	};
-	unsigned long bits = events;
-	unsigned int ev;
-
-	for_each_set_bit(ev, &bits, ARRAY_SIZE(stat_of))
-		airtcp_stat_inc(&dn->pn, stat_of[ev]);
 }
 
 /*
@@ -316,6 +321,9 @@ struct ddack_decision ddack_flow_packet(struct ddack_net *dn,
 	pkt->in.held = skb_queue_len(&f->held);
 
 	decision = ddack_dda_segment(&f->dda, &params, &pkt->in);
+	/* A new connection on the 4-tuple: a flow of its own. */
+	if (pkt->in.new_socket)
+		airtcp_stat_inc(&dn->pn, DDACK_STAT_FLOWS_CREATED);
 
 	if (decision.drop == DDACK_DISCARD_HELD) {
 		airtcp_stat_add(&dn->pn, DDACK_STAT_DISCARDED, pkt->in.held);

@@ -104,9 +104,16 @@ static unsigned int ddack_hook(void *priv, struct sk_buff *skb,
 	 * One word, read racily: usually under the socket's lock, but after
 	 * a queue rule this hook runs from nf_reinject() without it
 	 * (Documentation/kernel-notes.rst §8); nothing else of the socket is
-	 * read, and the flow keeps skb->sk for identity only.
+	 * read but the SACK flag below, and the flow keeps skb->sk for
+	 * identity only.
 	 */
 	pkt.in.rcv_rtt_us = READ_ONCE(tcp_sk(sk)->rcv_rtt_est.rtt_us) >> 3;
+	/*
+	 * Whether the handshake negotiated SACK: set before the first ACK
+	 * of an established socket leaves, never changed after (a bitfield,
+	 * so no READ_ONCE()).
+	 */
+	pkt.in.sack_ok = data_race(tcp_is_sack(tcp_sk(sk)));
 
 	decision = ddack_flow_packet(dn, skb, state, &pkt);
 	if (decision.verdict == DDACK_HOLD)

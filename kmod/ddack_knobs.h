@@ -31,13 +31,21 @@ AIRTCP_LIMIT(max_flows, 4096, 1, 1048576, 4096, "flows",
 	     "flows tracked per namespace")
 AIRTCP_KNOB(flow_timeout_s, proc_dointvec_minmax, 30, 1, 3600, "s",
 	    "an idle flow's state is dropped after this")
-AIRTCP_KNOB(sack_mode, proc_dointvec_minmax, DDACK_SACK_KEEP, 0, 2,
-	    "keep|strip|hold",
-	    "0 keep: SACK blocks untouched (the paper); "
+AIRTCP_KNOB(sack_mode, proc_dointvec_minmax, DDACK_SACK_ASIDE, 0, 3,
+	    "keep|strip|hold|aside",
+	    "what is done to flows that negotiated SACK, decided when a flow "
+	    "is first seen: 0 keep: held like any other, SACK blocks untouched "
+	    "(the paper); "
 	    "1 strip: until release, ACKs sent at once leave without the SACK "
 	    "blocks that announce the hole; "
 	    "2 hold: as 1, and SACK-bearing dupacks are held from the first "
-	    "(threshold 0)")
+	    "(threshold 0); "
+	    "3 aside: not delayed at all, counted in aside_sack (a RACK sender "
+	    "starts recovery from the first SACK-bearing dupack)")
+AIRTCP_KNOB(aside_unfilled, proc_dointvec_minmax, 2, 0, 1000, "episodes",
+	    "a flow steps aside (aside_unfilled) once this many of its held "
+	    "episodes were released and none filled within d: nothing repairs "
+	    "its losses locally; 0: never")
 AIRTCP_KNOB(adaptive, ddack_sysctl_adaptive, 0, 0, 1, "bool",
 	    "1: d follows the hole-fill times; "
 	    "writing it restarts the estimate")

@@ -116,6 +116,8 @@ static const char *const ddack_stat_names[DDACK_STAT_MAX] = {
 	[DDACK_STAT_LIMITED]		= "limited",
 	[DDACK_STAT_CAPPED]		= "capped",
 	[DDACK_STAT_GC_SENT]		= "gc_sent",
+	[DDACK_STAT_ASIDE_SACK]		= "aside_sack",
+	[DDACK_STAT_ASIDE_UNFILLED]	= "aside_unfilled",
 };
 
 static unsigned int ddack_entries(struct airtcp_pernet *pn)

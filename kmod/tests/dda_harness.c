@@ -6,18 +6,24 @@
  * one line of result each; times in microseconds:
  *
  *   c DELAY THRESHOLD MAX_HELD SACK_MODE ADAPTIVE PACE   the knobs
+ *   a ASIDE_UNFILLED          the knob aside_unfilled (0 until set)
  *   f ACK WIN                 the flow is created by this pure ACK
+ *   F ACK WIN FLAGS           the same, FLAGS k if SACK was negotiated
+ *                             (or "-"); prints the events: aside-sack or
+ *                             "-"
  *   s NOW ACK WIN FLAGS RTT   a segment; FLAGS any of p (pure ACK),
  *                             e (FIN or RST), s (SACK), h (SACK block
- *                             above the ACK), n (new socket), f (the
- *                             namespace holds all it may), or "-"
+ *                             above the ACK), n (new socket), k (SACK
+ *                             negotiated), f (the namespace holds all it
+ *                             may), or "-"
  *   t NOW                     the timer fires
  *   q                         the state
  *   x NOW LAST_SEEN TIMEOUT   may the garbage collector remove the flow?
  *
  * A segment prints "pass" or "hold", then what else was decided
  * (strip, discard, flush, evict, arm@T, cancel, the events dupack,
- * episode, immediate, limited, filled, sample=US, ignored) and held=N;
+ * episode, immediate, limited, filled, sample=US, ignored, aside-sack,
+ * aside-unfilled) and held=N;
  * the timer prints send=N, first, capped, rearm@T and held=N; q the
  * state's name; x "expired" or "kept".
  */
@@ -32,6 +38,7 @@ static const char *const state_names[DDACK_NR_STATES] = {
 	[DDACK_HOLDING] = "HOLDING",
 	[DDACK_RELEASED] = "RELEASED",
 	[DDACK_CLOSED] = "CLOSED",
+	[DDACK_ASIDE] = "ASIDE",
 };
 
 static struct ddack_dda dda;
@@ -50,6 +57,7 @@ static void segment(long long now, unsigned int ack, unsigned int win,
 		.has_sack = strchr(flags, 's'),
 		.sack_hole = strchr(flags, 'h'),
 		.new_socket = strchr(flags, 'n'),
+		.sack_ok = strchr(flags, 'k'),
 		.may_hold = !strchr(flags, 'f'),
 		.held = held,
 		.rcv_rtt_us = rtt,
@@ -87,7 +95,25 @@ static void segment(long long now, unsigned int ack, unsigned int win,
 		printf(" sample=%u", d.fill_us);
 	if (d.events & DDACK_EV_ADAPT_IGNORED)
 		printf(" ignored");
+	if (d.events & DDACK_EV_ASIDE_SACK)
+		printf(" aside-sack");
+	if (d.events & DDACK_EV_ASIDE_UNFILLED)
+		printf(" aside-unfilled");
 	printf(" held=%u\n", held);
+}
+
+/* The flow's first pure ACK: the events of its start. */
+static u32 start(unsigned int ack, unsigned int win, const char *flags)
+{
+	struct ddack_seg seg = {
+		.ack = ack,
+		.win = win,
+		.pure_ack = true,
+		.sack_ok = strchr(flags, 'k'),
+	};
+
+	held = 0;
+	return ddack_dda_start(&dda, &params, &seg);
 }
 
 static void timer(long long now)
@@ -120,12 +146,13 @@ int main(void)
 				.sack_mode = d, .adaptive = e,
 			};
 			pace_us = f;
+		} else if (op == 'a' && scanf("%u", &a) == 1) {
+			params.aside_unfilled = a;
 		} else if (op == 'f' && scanf("%u %u", &a, &b) == 2) {
-			memset(&dda, 0, sizeof(dda));
-			dda.state = DDACK_IDLE;
-			dda.last_ack = a;
-			dda.last_win = b;
-			held = 0;
+			start(a, b, "-");
+		} else if (op == 'F' && scanf("%u %u %15s", &a, &b, flags) == 3) {
+			e = start(a, b, flags);
+			printf("%s\n", e & DDACK_EV_ASIDE_SACK ? "aside-sack" : "-");
 		} else if (op == 's' && scanf("%lld %u %u %15s %u", &now, &a, &b,
 					      flags, &c) == 5) {
 			segment(now, a, b, flags, c);

@@ -20,6 +20,7 @@ typedef int32_t s32;
 typedef int64_t s64;
 
 #define BIT(nr) (1UL << (nr))
+#define U16_MAX ((u16)~0U)
 
 static inline u64 div64_u64(u64 dividend, u64 divisor)
 {

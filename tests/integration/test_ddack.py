@@ -191,6 +191,94 @@ def test_keep_mode_leaves_sack_alone_and_hold_mode_holds_from_the_first() -> Non
         conn.close()
 
 
+@pytest.mark.parametrize("family", ["4", "6"])
+def test_a_sack_flow_is_not_delayed_by_default(family: str) -> None:
+    """sack_mode = aside (the default): a connection that negotiated SACK
+    gets every dupack at once, SACK blocks and all, and is counted; one
+    without SACK in the same namespace is held as in the paper."""
+    with Drill(family, enabled(delay_us=300_000)) as drill:
+        assert read_knob(drill, "sack_mode") == 3
+        conn = drill.connect(sack=True)
+        hole, sent = open_hole(conn, 0, 5)
+        seen = dupacks(conn.collect(QUIET_S + 0.1), hole)
+        assert len(seen) == 5 and all(s.has_sack for s in seen), seen
+        assert all(seg.t - t < QUIET_S for seg, t in zip(seen, sent, strict=True))
+        stats = drill.stats()
+        assert (stats["aside_sack"], stats["held"], stats["sack_stripped"]) == (1, 0, 0), stats
+        conn.send_segment(1)
+        conn.wait_ack(conn.data_seq(7))
+        conn.close()
+        classic = drill.connect(sack=False)
+        hole, _ = open_hole(classic, 0, 5)
+        assert len(dupacks(classic.collect(QUIET_S), hole)) == 2
+        stats = drill.stats()
+        assert (stats["aside_sack"], stats["held"], stats["flows_created"]) == (1, 3, 2), stats
+        classic.close()
+
+
+def test_sack_mode_keep_holds_a_sack_flow_as_the_paper_does() -> None:
+    """The papers' behaviour stays one knob away: sack_mode = keep."""
+    d = 0.2
+    with Drill("4", enabled(delay_us=int(d * 1e6), sack_mode=0)) as drill:
+        conn = drill.connect(sack=True)
+        hole, sent = open_hole(conn, 0, 5)
+        assert len(dupacks(conn.collect(QUIET_S), hole)) == 2
+        late = dupacks(conn.collect(d + LATE_S), hole)
+        assert len(late) == 3 and all(seg.t - sent[2] >= d - EARLY_S for seg in late), late
+        stats = drill.stats()
+        assert (stats["aside_sack"], stats["held"], stats["released"]) == (0, 3, 3), stats
+        conn.close()
+
+
+def released_episode(conn: Connection, first: int, d: float) -> list[Segment]:
+    """A hole after segment ``first`` with 5 segments above it, left open
+    past d, then filled: the dupacks seen before the fill."""
+    hole, _ = open_hole(conn, first, 5)
+    seen = dupacks(conn.collect(d + LATE_S), hole)
+    conn.send_segment(first + 1)
+    conn.wait_ack(conn.data_seq(first + 7))
+    return seen
+
+
+@pytest.mark.parametrize(("aside_unfilled", "held_in_third"), [(2, 0), (0, 3)])
+def test_a_flow_whose_holes_never_fill_within_d_steps_aside(aside_unfilled: int, held_in_third: int) -> None:
+    """No SACK, nothing on the path repairs: after aside_unfilled (default
+    2) held episodes released and none filled, the flow's dupacks leave at
+    once; aside_unfilled = 0 keeps holding (the paper)."""
+    d = 0.1
+    with Drill("4", enabled(delay_us=int(d * 1e6), aside_unfilled=aside_unfilled)) as drill:
+        conn = drill.connect()
+        for first in (0, 7):
+            assert len(released_episode(conn, first, d)) == 5
+        before = drill.stats()
+        hole, _ = open_hole(conn, 14, 5)
+        early = dupacks(conn.collect(QUIET_S), hole)
+        assert len(early) == 5 - held_in_third, early
+        stats = drill.stats()
+        assert stats["held"] - before["held"] == held_in_third, stats
+        assert stats["aside_unfilled"] == (1 if aside_unfilled else 0), stats
+        assert stats["episodes_released"] == 2 and stats["aside_sack"] == 0, stats
+        conn.close()
+
+
+def test_a_hole_filled_within_d_keeps_the_flow() -> None:
+    """One episode filled within d (local repair seen) and then released
+    ones: the flow is not stepped aside."""
+    d = 0.1
+    with Drill("4", enabled(delay_us=int(d * 1e6), aside_unfilled=1)) as drill:
+        conn = drill.connect()
+        hole, _ = open_hole(conn, 0, 5)
+        conn.collect(0.03)
+        conn.send_segment(1)  # filled within d
+        conn.wait_ack(conn.data_seq(7))
+        released_episode(conn, 7, d)
+        hole, _ = open_hole(conn, 14, 5)
+        assert len(dupacks(conn.collect(QUIET_S), hole)) == 2
+        stats = drill.stats()
+        assert (stats["episodes_filled"], stats["aside_unfilled"]) == (1, 0), stats
+        conn.close()
+
+
 def test_adaptive_d_follows_the_hole_fill_time() -> None:
     knobs = enabled(delay_us=200_000, adaptive=1, adaptive_pct=90, adaptive_margin_pct=125, delay_min_us=5000)
     with Drill("4", knobs) as drill:
@@ -226,7 +314,9 @@ BAD_VALUES = [
     ("max_held", "0"),
     ("max_flows", "0"),
     ("flow_timeout_s", "0"),
-    ("sack_mode", "3"),
+    ("sack_mode", "4"),
+    ("aside_unfilled", "-1"),
+    ("aside_unfilled", "1001"),
     ("adaptive", "2"),
     ("adaptive_pct", "100"),
     ("adaptive_margin_pct", "99"),

@@ -196,6 +196,102 @@ SCENARIOS = {
         ("t 80030", "send=1 first held=0"),
         ("s 80031 2000 100 p 0", "pass ignored held=0"),
     ],
+    "sack_mode aside (the default): a flow that negotiated SACK is not touched": [
+        "c 80000 2 64 3 0 0",
+        ("F 1000 100 k", "aside-sack"),
+        ("s 10 1000 100 pshk 0", "pass held=0"),
+        ("s 20 1000 100 pshk 0", "pass held=0"),
+        ("s 30 1000 100 pshk 0", "pass held=0"),  # the third: not held
+        ("s 40 2000 100 pk 0", "pass held=0"),
+        ("q", "ASIDE"),
+    ],
+    "sack_mode aside: a flow without SACK is held as in the paper": [
+        "c 80000 2 64 3 0 0",
+        ("F 1000 100 -", "-"),
+        "s 10 1000 100 p 0",
+        "s 20 1000 100 p 0",
+        ("s 30 1000 100 p 0", "hold arm@80030 dupack held=1"),
+    ],
+    "sack_mode keep: the paper's behaviour for a SACK flow too": [
+        "c 80000 2 64 0 0 0",
+        ("F 1000 100 k", "-"),
+        ("s 10 1000 100 pshk 0", "pass dupack episode immediate held=0"),
+        "s 20 1000 100 pshk 0",
+        ("s 30 1000 100 pshk 0", "hold arm@80030 dupack held=1"),
+    ],
+    "sack_mode strip still acts on a SACK flow": [
+        "c 80000 2 64 1 0 0",
+        ("F 1000 100 k", "-"),
+        ("s 10 1000 100 pshk 0", "pass strip dupack episode immediate held=0"),
+    ],
+    "aside_unfilled: held episodes released and never filled: the flow steps aside": [
+        PAPER,
+        "a 2",
+        FLOW,
+        "s 10 1000 100 p 0",
+        "s 20 1000 100 p 0",
+        ("s 30 1000 100 p 0", "hold arm@80030 dupack held=1"),
+        ("t 80030", "send=1 first held=0"),
+        ("s 200000 2000 100 p 0", "pass held=0"),  # the sender's repair: one unfilled
+        "s 200010 2000 100 p 0",
+        "s 200020 2000 100 p 0",
+        ("s 200030 2000 100 p 0", "hold arm@280030 dupack held=1"),
+        ("t 280030", "send=1 first held=0"),
+        ("s 400000 3000 100 p 0", "pass aside-unfilled held=0"),  # two: aside
+        ("s 400010 3000 100 p 0", "pass held=0"),
+        ("s 400020 3000 100 p 0", "pass held=0"),
+        ("s 400030 3000 100 p 0", "pass held=0"),  # a third dupack: not held
+        ("q", "ASIDE"),
+        ("s 400040 3000 100 pe 0", "pass flush cancel held=0"),
+        ("q", "CLOSED"),
+    ],
+    "aside_unfilled: one hole filled within d keeps the flow": [
+        PAPER,
+        "a 1",
+        FLOW,
+        "s 10 1000 100 p 0",
+        "s 20 1000 100 p 0",
+        ("s 30 1000 100 p 0", "hold arm@80030 dupack held=1"),
+        ("s 50000 2000 100 p 0", "pass discard cancel filled held=0"),
+        "s 50010 2000 100 p 0",
+        "s 50020 2000 100 p 0",
+        ("s 50030 2000 100 p 0", "hold arm@130030 dupack held=1"),
+        ("t 130030", "send=1 first held=0"),
+        ("s 300000 3000 100 p 0", "pass held=0"),  # released, but a fill was seen
+        ("q", "IDLE"),
+    ],
+    "aside_unfilled: episodes without a hold say nothing": [
+        PAPER,
+        "a 1",
+        FLOW,
+        "s 10 1000 100 p 0",
+        ("s 20000 2000 100 p 0", "pass held=0"),
+        ("q", "IDLE"),
+    ],
+    "aside_unfilled 0: never steps aside (the paper)": [
+        PAPER,
+        FLOW,
+        "s 10 1000 100 p 0",
+        "s 20 1000 100 p 0",
+        "s 30 1000 100 p 0",
+        ("t 80030", "send=1 first held=0"),
+        ("s 200000 2000 100 p 0", "pass held=0"),
+        ("q", "IDLE"),
+    ],
+    "a new socket on the 4-tuple is judged afresh": [
+        "c 80000 2 64 3 0 0",
+        "a 1",
+        ("F 1000 100 -", "-"),
+        "s 10 1000 100 p 0",
+        "s 20 1000 100 p 0",
+        "s 30 1000 100 p 0",
+        ("t 80030", "send=1 first held=0"),
+        ("s 200000 2000 100 p 0", "pass aside-unfilled held=0"),
+        ("s 200010 9000 100 pnk 0", "pass flush cancel aside-sack held=0"),  # SACK this time
+        ("q", "ASIDE"),
+        ("s 200020 9000 100 pn 0", "pass flush cancel held=0"),  # and without
+        ("q", "IDLE"),
+    ],
     "adaptive: fill samples are capped at one minute": [
         "c 80000 2 64 0 1 0",
         FLOW,
@@ -215,7 +311,7 @@ def run_steps(harness: Path, name: str, steps: list[str | tuple[str, str]]) -> N
     answers = iter(kmod_harness.run(harness, commands))
     for step in steps:
         command, expected = (step, None) if isinstance(step, str) else step
-        if command[0] in "cf":
+        if command[0] in "caf":
             continue  # knobs and flow creation answer nothing
         got = next(answers)
         if expected is not None:
@@ -242,6 +338,8 @@ STATES = {
     "HOLDING": HOLDING,  # two held; the release is due at 80030, the cap at 2000030
     "RELEASED": [*HOLDING, "t 80030"],  # one sent, one held; the next due at 85030
     "CLOSED": [FLOW, "s 10 1000 100 pe 0"],
+    # Stepped aside after one released episode (aside_unfilled 1).
+    "ASIDE": ["a 1", *HOLDING, "t 80030", "s 85000 2000 100 p 0"],
 }
 EVENTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
     "new cumulative ACK": (
@@ -252,6 +350,7 @@ EVENTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
             "HOLDING": ("pass discard cancel filled held=0", "IDLE"),
             "RELEASED": ("pass discard cancel held=0", "IDLE"),  # pacing had begun: not in time
             "CLOSED": ("pass held=0", "CLOSED"),
+            "ASIDE": ("pass held=0", "ASIDE"),
         },
     ),
     "dupack": (
@@ -262,6 +361,7 @@ EVENTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
             "HOLDING": ("hold dupack held=3", "HOLDING"),  # the timer runs already
             "RELEASED": ("pass dupack immediate held=1", "RELEASED"),
             "CLOSED": ("pass held=0", "CLOSED"),
+            "ASIDE": ("pass held=0", "ASIDE"),
         },
     ),
     "dupack, no room in the namespace": (
@@ -272,6 +372,7 @@ EVENTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
             "HOLDING": ("pass dupack immediate limited held=2", "HOLDING"),
             "RELEASED": ("pass dupack immediate held=1", "RELEASED"),
             "CLOSED": ("pass held=0", "CLOSED"),
+            "ASIDE": ("pass held=0", "ASIDE"),
         },
     ),
     "window update": (
@@ -282,6 +383,7 @@ EVENTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
             "HOLDING": ("pass held=2", "HOLDING"),
             "RELEASED": ("pass held=1", "RELEASED"),
             "CLOSED": ("pass held=0", "CLOSED"),
+            "ASIDE": ("pass held=0", "ASIDE"),
         },
     ),
     "data with the same ACK": (
@@ -292,6 +394,7 @@ EVENTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
             "HOLDING": ("pass held=2", "HOLDING"),
             "RELEASED": ("pass held=1", "RELEASED"),
             "CLOSED": ("pass held=0", "CLOSED"),
+            "ASIDE": ("pass held=0", "ASIDE"),
         },
     ),
     "an older ACK": (
@@ -302,6 +405,7 @@ EVENTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
             "HOLDING": ("pass held=2", "HOLDING"),
             "RELEASED": ("pass held=1", "RELEASED"),
             "CLOSED": ("pass held=0", "CLOSED"),
+            "ASIDE": ("pass held=0", "ASIDE"),
         },
     ),
     "FIN or RST": (
@@ -320,6 +424,7 @@ EVENTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
             "HOLDING": ("send=0 rearm@80030 held=2", "HOLDING"),
             "RELEASED": ("send=0 rearm@85030 held=1", "RELEASED"),
             "CLOSED": ("send=0 held=0", "CLOSED"),
+            "ASIDE": ("send=0 held=0", "ASIDE"),
         },
     ),
     "timer, due": (
@@ -330,6 +435,7 @@ EVENTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
             "HOLDING": ("send=1 first rearm@95000 held=1", "RELEASED"),
             "RELEASED": ("send=1 held=0", "RELEASED"),
             "CLOSED": ("send=0 held=0", "CLOSED"),
+            "ASIDE": ("send=0 held=0", "ASIDE"),
         },
     ),
     "timer, the hold cap reached": (
@@ -340,6 +446,7 @@ EVENTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
             "HOLDING": ("send=2 first capped held=0", "RELEASED"),  # pacing cut short
             "RELEASED": ("send=1 held=0", "RELEASED"),
             "CLOSED": ("send=0 held=0", "CLOSED"),
+            "ASIDE": ("send=0 held=0", "ASIDE"),
         },
     ),
 }

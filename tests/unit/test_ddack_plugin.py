@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import pytest
 
-from airtcp import components, kmod
+from airtcp import components, kmod, verdict
 from airtcp.errors import AirtcpError, ConfigError
-from airtcp.plugins.ddack import ddack_sysctls, parse_stat
+from airtcp.plugins.ddack import ddack_sysctls, parse_stat, step_aside
 from airtcp.scheme import load_scheme
 
 W = "scheme.toml"
 
 
-def test_defaults_are_the_papers_and_enable_comes_last() -> None:
+def test_defaults_step_aside_and_enable_comes_last() -> None:
     got = ddack_sysctls(W, "receiver", {})
     assert got["net.ipv4.tcp_comp_sack_nr"] == "0"
     assert got["net.tcp_ddack.delay_us"] == "80000"
     assert got["net.tcp_ddack.threshold"] == "2"
     assert got["net.tcp_ddack.pace_us"] == "0"
-    assert got["net.tcp_ddack.sack_mode"] == "0"
+    # Not the papers': SACK flows are left alone, and so are flows whose
+    # held holes never fill (issue 18, do no harm).
+    assert got["net.tcp_ddack.sack_mode"] == "3"
+    assert got["net.tcp_ddack.aside_unfilled"] == "2"
     assert got["net.tcp_ddack.adaptive"] == "0"
     assert list(got)[-1] == "net.tcp_ddack.enabled" and got["net.tcp_ddack.enabled"] == "1"
     # Only per-namespace net.* sysctls, as the testbed requires.
@@ -35,6 +38,10 @@ def test_defaults_are_the_papers_and_enable_comes_last() -> None:
         ({"pace": "5ms"}, "net.tcp_ddack.pace_us", "5000"),
         ({"sack_mode": "strip"}, "net.tcp_ddack.sack_mode", "1"),
         ({"sack_mode": "hold"}, "net.tcp_ddack.sack_mode", "2"),
+        ({"sack_mode": "keep"}, "net.tcp_ddack.sack_mode", "0"),
+        ({"sack_mode": "aside"}, "net.tcp_ddack.sack_mode", "3"),
+        ({"aside_unfilled": 0}, "net.tcp_ddack.aside_unfilled", "0"),
+        ({"aside_unfilled": 5}, "net.tcp_ddack.aside_unfilled", "5"),
         ({"adaptive": True}, "net.tcp_ddack.adaptive", "1"),
         ({"adaptive_percentile": 95}, "net.tcp_ddack.adaptive_pct", "95"),
         ({"adaptive_margin": 150}, "net.tcp_ddack.adaptive_margin_pct", "150"),
@@ -70,6 +77,9 @@ def test_comp_sack_true_keeps_the_kernels_compression() -> None:
         ({"threshold": -1}, "receiver.tcp_ddack.threshold"),
         ({"pace": "2s"}, "receiver.tcp_ddack.pace"),
         ({"sack_mode": "drop"}, "receiver.tcp_ddack.sack_mode"),
+        ({"sack_mode": 3}, "receiver.tcp_ddack.sack_mode"),  # a name, not the number
+        ({"aside_unfilled": -1}, "receiver.tcp_ddack.aside_unfilled"),
+        ({"aside_unfilled": 1001}, "receiver.tcp_ddack.aside_unfilled"),
         ({"adaptive": "yes"}, "receiver.tcp_ddack.adaptive"),
         ({"adaptive_percentile": 100}, "receiver.tcp_ddack.adaptive_percentile"),
         ({"adaptive_margin": 90}, "receiver.tcp_ddack.adaptive_margin"),
@@ -99,7 +109,7 @@ def test_shipped_ddack_schemes() -> None:
     assert ddack.senders == ["reno-classic", "cubic"]
     (component,) = ddack.instantiate()
     assert component.describe()["kind"] == "tcp_ddack"
-    strip = load_scheme("ddack-strip").instantiate()[0]
+    strip = load_scheme("ddack-eval/strip").instantiate()[0]
     assert strip.sysctls["net.tcp_ddack.sack_mode"] == "1"  # type: ignore[attr-defined]
 
 
@@ -111,6 +121,37 @@ STAT = """entries acks dupacks held
 
 def test_stat_file_is_summed_over_cpus() -> None:
     assert parse_stat(STAT) == {"entries": 3, "acks": 26, "dupacks": 3, "held": 1}
+
+
+STEP_ASIDE_STAT = """entries flows_created aside_sack aside_unfilled held
+00000000 00000002 00000001 00000000 00000000
+00000000 00000001 00000000 00000001 00000004
+"""
+
+
+def test_the_stats_report_the_flows_stepped_aside_for() -> None:
+    """The verdicts read flows_seen and flows_stepped_aside (testbed.rst)."""
+    assert step_aside(parse_stat(STEP_ASIDE_STAT)) == {"flows_seen": 3, "flows_stepped_aside": 2}
+    # A module without the counters (an older build) reports nothing aside.
+    assert step_aside({"flows_created": 4}) == {"flows_seen": 4, "flows_stepped_aside": 0}
+
+
+class _Host:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def run(self, argv: list[str]) -> str:
+        assert argv[0] == "cat"
+        return self.text
+
+
+def test_the_component_stats_carry_the_step_aside_counts() -> None:
+    component = components.build("receiver", "tcp_ddack", {}, W)
+    component.host = _Host(STEP_ASIDE_STAT + "80000\n")  # type: ignore[attr-defined]
+    stats = component.stats()
+    assert stats["flows_seen"] == 3 and stats["flows_stepped_aside"] == 2
+    assert stats["aside_sack"] == 1 and stats["delay_current_us"] == 80000
+    assert verdict.step_aside_counts([{"components": {"tcp_ddack": stats}}]) == (2, 3)
 
 
 def test_a_malformed_stat_file_is_an_error() -> None:

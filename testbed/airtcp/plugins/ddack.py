@@ -6,7 +6,8 @@ A scheme switches it on at the wireless host::
     delay = "80ms"        # d; "0ms" = base TCP (every dupack at once)
     threshold = 2         # dupacks sent at once before holding
     pace = "0ms"          # spacing of released dupacks; 0 = one burst
-    sack_mode = "keep"    # keep | strip | hold (for SACK/RACK senders)
+    sack_mode = "aside"   # aside | keep | strip | hold: flows with SACK
+    aside_unfilled = 2    # step aside after N held episodes, none filled; 0 never
     adaptive = false      # d from observed hole-fill times
     comp_sack = false     # keep the kernel's dupack compression?
 
@@ -18,6 +19,12 @@ untouched.  The kernel's own dupack/SACK compression
 the third, so the dupacks the module counts, holds and releases would be
 the kernel's compressed stream, not one per out-of-order segment as in the
 paper (Documentation/tcp_ddack.rst, "Receiver settings").
+
+By default the module steps aside for the flows it cannot help (a SACK
+connection; one whose held holes are never filled within d); the papers'
+behaviour for every flow is ``sack_mode = "keep"`` and ``aside_unfilled =
+0``.  ``stats()`` reports ``flows_seen`` and ``flows_stepped_aside`` for
+the verdicts (Documentation/testbed.rst, "Verdicts").
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ SETTINGS = {
     "threshold": "threshold",
     "pace": "pace_us",
     "sack_mode": "sack_mode",
+    "aside_unfilled": "aside_unfilled",
     "max_held": "max_held",
     "max_held_total": "max_held_total",
     "max_flows": "max_flows",
@@ -81,6 +89,16 @@ def ddack_sysctls(where: str, place: str, config: object) -> dict[str, str]:
     return kmod.without_comp_sack(where, key, config, {f"{prefix}.{n}": str(v) for n, v in values.items()})
 
 
+def step_aside(counters: Mapping[str, int]) -> dict[str, int]:
+    """``flows_seen`` and ``flows_stepped_aside`` from the module's counters:
+    every flow it tracked, and those it stepped aside for (SACK negotiated,
+    or holes never filled within d)."""
+    return {
+        "flows_seen": counters.get("flows_created", 0),
+        "flows_stepped_aside": counters.get("aside_sack", 0) + counters.get("aside_unfilled", 0),
+    }
+
+
 def parse_stat(text: str) -> dict[str, int]:
     """/proc/net/stat/tcp_ddack (lnstat format: header, one hex row per CPU)
     summed over CPUs; ``entries`` (flows tracked now) is a gauge."""
@@ -110,6 +128,7 @@ class TcpDdack(Component):
             return {}
         # One process for both files: the counters, then the d in force.
         lines = self.host.run(["cat", STAT_FILE, "/proc/sys/net/tcp_ddack/delay_current_us"]).strip().splitlines()
-        counters: dict[str, object] = dict(parse_stat("\n".join(lines[:-1])))
+        parsed = parse_stat("\n".join(lines[:-1]))
+        counters: dict[str, object] = {**parsed, **step_aside(parsed)}
         counters["delay_current_us"] = int(lines[-1])
         return counters
