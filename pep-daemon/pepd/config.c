@@ -7,6 +7,7 @@
 static const char *const filter_names[] = { "passthrough", "snoop", "snoop+", "pc", NULL };
 static const char *const rules_names[] = { "auto", "nft", "iptables-nft", "iptables-legacy", "none", NULL };
 static const char *const forward_names[] = { "inject", "accept", NULL };
+static const char *const sack_flows_names[] = { "aside", "act", NULL };
 
 #define F(field) CFG_FIELD(struct pep_config, field)
 #define MS 1000000ULL
@@ -140,6 +141,16 @@ static const struct cfg_key keys[] = {
 	  .unit = "drops",
 	  .help = "pc: send the fixed host an ACK for lastAckSent for every this many drops of the same "
 		  "acknowledged segment" },
+	{ .name = "sack_flows", .type = CFG_ENUM, F(sack_flows), .names = sack_flows_names, .def = "aside",
+	  .help = "pc: a flow whose handshake negotiated SACK (or, adopted mid-stream, that shows SACK blocks): "
+		  "aside (passed untouched and counted in flows_stepped_aside: a SACK sender with RACK marks a "
+		  "hole lost by time from the first SACK block, so a raised dupack threshold only delays its "
+		  "recovery) or act (filtered like any other flow, the paper)" },
+	{ .name = "aside_losses", .type = CFG_UINT, F(aside_losses), .min = 0, .max = 64, .def = "2",
+	  .unit = "runs",
+	  .help = "pc: step aside for a flow (flows_stepped_aside) once this many of its dupack runs reached "
+		  "dupack_thresh (losses, whose recovery the filter delayed) while none ended between 3 and "
+		  "dupack_thresh - 1 dupacks (reordering the filter hid); 0: never" },
 };
 
 const struct cfg_schema pepd_schema = {

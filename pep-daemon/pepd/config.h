@@ -39,6 +39,12 @@ enum pep_forward {
 	FORWARD_ACCEPT,
 };
 
+/* pc: what becomes of a flow whose handshake negotiated SACK (sack_flows). */
+enum pep_sack_flows {
+	SACK_FLOWS_ASIDE,	/* passed untouched: a SACK sender counts no dupacks */
+	SACK_FLOWS_ACT,		/* filtered like any other (the paper) */
+};
+
 #define COPIES_AUTO CFG_AUTO
 
 struct pep_config {
@@ -89,6 +95,8 @@ struct pep_config {
 	/* packet controller */
 	uint32_t dupack_thresh;
 	uint32_t ack_every_rtx;
+	enum pep_sack_flows sack_flows;
+	uint32_t aside_losses;
 };
 
 extern const struct cfg_schema pepd_schema;

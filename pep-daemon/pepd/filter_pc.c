@@ -29,12 +29,34 @@
  *                                                  wireless bandwidth
  * and for every ack_every_rtx (2) drops of the same segment, send the fixed
  * host an ACK for lastAckSent, in case the ACKs were lost on the wired side.
+ *
+ * Stepping aside (every packet of the flow passes untouched, counted in
+ * flows_stepped_aside), for the flows the filters cannot help:
+ *   - sack_flows = aside (the default): the handshake negotiated SACK (a
+ *     flow adopted mid-stream: SACK blocks seen).  The filter was designed
+ *     for ns-2's Reno; a Linux SACK sender with RACK marks a hole lost by
+ *     time once SACK blocks show data above it, and a SACK sender's
+ *     recovery then waits for the dupack_thresh-th dupack's blocks;
+ *   - aside_losses (2): the flow's first aside_losses dupack runs that
+ *     reached dupack_thresh (losses: the filter delayed the sender's fast
+ *     retransmit, or turned it into a timeout when the window held too few
+ *     segments) came without one run of 3 to dupack_thresh - 1 dupacks
+ *     that a new ACK ended (reordering the filter kept from causing a
+ *     spurious fast retransmit): the path loses, it does not reorder.
+ * sack_flows = act and aside_losses = 0 are the paper's filter for every
+ * flow.
  */
 #include <string.h>
 
 #include "flow.h"
 #include "json.h"
 #include "seq.h"
+
+static void pc_step_aside(struct flow *f, const struct pep_ctx *ctx)
+{
+	f->st.pc.aside = true;
+	COUNT(ctx, f, flows_stepped_aside, 1);
+}
 
 static void pc_init(struct flow *f, const struct pep_ctx *ctx)
 {
@@ -86,6 +108,9 @@ static void pc_ack(struct flow *f, const struct pkt *p, const struct pep_ctx *ct
 	if (!(p->flags & TCPF_ACK))
 		return;
 	if (!s->ack_seen || seq_after(p->ack, s->last_ack_sent)) {
+		/* The run ended before the threshold: reordering the filter hid. */
+		if (s->dupacks >= 3 && s->dupacks < thresh)
+			s->reordering_hidden = true;
 		s->ack_seen = true;
 		s->last_ack_sent = p->ack;
 		s->last_win = p->window;
@@ -97,6 +122,12 @@ static void pc_ack(struct flow *f, const struct pkt *p, const struct pep_ctx *ct
 		return;		/* an old ACK, data or a window update: not a dupack */
 	}
 	s->dupacks++;
+	if (thresh > 3 && s->dupacks == thresh) {
+		/* A loss, whose fast retransmit the filter has delayed until now. */
+		s->loss_runs++;
+		if (ctx->cfg->aside_losses && !s->reordering_hidden && s->loss_runs >= ctx->cfg->aside_losses)
+			pc_step_aside(f, ctx);
+	}
 	if (thresh <= 3 || s->dupacks >= thresh)
 		goto pass;	/* the sender may count this one */
 	if (s->dupacks >= 3) {
@@ -115,6 +146,22 @@ pass:
 static void pc_packet(struct flow *f, const struct pkt *p, enum pep_dir dir, const struct pep_ctx *ctx,
 		      struct pep_out *out)
 {
+	struct pc_state *s = &f->st.pc;
+
+	if (!s->seen && f->conn.established) {
+		s->seen = true;
+		COUNT(ctx, f, flows_seen, 1);
+	}
+	/* SACK known from the SYNs, or for an adopted flow from the first SACK block. */
+	if (s->seen && !s->aside && ctx->cfg->sack_flows == SACK_FLOWS_ASIDE && conn_sack_ok(&f->conn))
+		pc_step_aside(f, ctx);
+	if (s->aside) {
+		if (dir == DIR_TO_WIRELESS)
+			COUNT(ctx, f, data_packets, 1);
+		else
+			COUNT(ctx, f, ack_packets, 1);
+		return;
+	}
 	if (dir == DIR_TO_WIRELESS)
 		pc_data(f, p, ctx, out);
 	else
@@ -133,11 +180,16 @@ static void pc_report(const struct flow *f, const struct pep_ctx *ctx, struct js
 	(void)ctx;
 	jo_u64(j, "dupacks", f->st.pc.dupacks);
 	jo_u64(j, "last_ack_sent", f->st.pc.last_ack_sent);
+	jo_bool(j, "stepped_aside", f->st.pc.aside);
+	jo_u64(j, "loss_runs", f->st.pc.loss_runs);
+	jo_bool(j, "reordering_hidden", f->st.pc.reordering_hidden);
 }
 
 static void pc_report_settings(const struct pep_config *cfg, struct json_out *j)
 {
 	jo_u64(j, "dupack_thresh", cfg->dupack_thresh);
+	jo_str(j, "sack_flows", cfg->sack_flows == SACK_FLOWS_ASIDE ? "aside" : "act");
+	jo_u64(j, "aside_losses", cfg->aside_losses);
 }
 
 const struct pep_filter_ops filter_pc = {

@@ -78,6 +78,11 @@ struct pc_state {
 	uint32_t rtx_seq;	/* segment whose retransmissions are being counted */
 	uint32_t rtx_count;
 	bool rtx_valid;
+	/* stepping aside (sack_flows, aside_losses) */
+	bool seen;		/* counted in flows_seen */
+	bool aside;		/* stepped aside: every packet passes untouched */
+	bool reordering_hidden;	/* a run ended between 3 and dupack_thresh - 1 dupacks */
+	uint32_t loss_runs;	/* runs that reached dupack_thresh */
 };
 
 #endif

@@ -65,7 +65,7 @@ static void settings_are_the_filters(void)
 	filter_find("snoop+")->report_settings(&cfg, &j);
 	filter_find("pc")->report_settings(&cfg, &j);
 	jo_obj_end(&j);
-	CHECK(strcmp(jo_finish(&j), "{\"copies\":2,\"dupack_thresh\":6}\n") == 0, "settings: %s", j.buf);
+	CHECK(strcmp(jo_finish(&j), "{\"copies\":2,\"dupack_thresh\":6,\"sack_flows\":\"aside\",\"aside_losses\":2}\n") == 0, "settings: %s", j.buf);
 	jo_free(&j);
 	CHECK(!filter_find("snoop")->report_settings && !filter_find("passthrough")->report_settings,
 	      "snoop and passthrough have no settings of their own in the header");

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from airtcp import components, daemons
+from airtcp import components, daemons, verdict
 from airtcp.daemons import LEADING_ZERO
 from airtcp.errors import ConfigError
 from airtcp.paths import PEPD_DIR
@@ -98,6 +98,37 @@ def test_bad_values_are_one_line_naming_key_and_value(built: None, tmp_path: Pat
     assert done.stderr.strip() == f"pepd: {conf}:4: rtx_thresh = 99: must lie between 1 and 16"
     done = pepd("check")
     assert done.returncode == 2 and "wireless" in done.stderr
+
+
+def test_step_aside_keys_are_validated_at_the_boundary(built: None) -> None:
+    """pc's step-aside knobs (issue 18): a bad value names key and value."""
+    for args, expected in [
+        (["--sack-flows", "keep"], "--sack-flows: sack_flows = keep: expected one of aside or act"),
+        (["--aside-losses", "65"], "--aside-losses: aside_losses = 65: must lie between 0 and 64"),
+        (["--aside-losses", "-1"], "--aside-losses: aside_losses = -1"),
+    ]:
+        done = pepd("check", "--wireless", "lo", *args)
+        assert done.returncode == 2
+        assert done.stderr.count("\n") == 1 and expected in done.stderr, done.stderr
+    out = pepd("check", "--wireless", "lo", "--filter", "pc").stdout
+    assert "sack_flows = aside" in out and "aside_losses = 2" in out  # the defaults step aside
+    out = pepd("check", "--wireless", "lo", "--sack-flows", "act", "--aside-losses", "0").stdout
+    assert "sack_flows = act" in out and "aside_losses = 0" in out
+
+
+def test_the_verdicts_read_the_packet_controllers_step_aside_counts(built: None) -> None:
+    """What pepd stats --json reports under totals reaches the verdicts."""
+    doc = {"pepd": {"filter": "pc"}, "totals": {"flows_seen": 2, "flows_stepped_aside": 2}, "flows": []}
+    assert verdict.step_aside_counts([{"components": {"pepd": doc}}]) == (2, 2)
+    assert verdict.judge([1.0, 1.1], [1.0, 1.1], True, (2, 2)).label == "steps aside"
+    schema = {key["name"] for key in json.loads((PEPD_DIR / "pepd.schema.json").read_text())["keys"]}
+    assert {"sack_flows", "aside_losses"} <= schema
+    assert load_scheme("pepd-eval/pc-paper").instantiate()[0].options == {  # type: ignore[attr-defined]
+        "filter": "pc",
+        "dupack_thresh": "6",
+        "sack_flows": "act",
+        "aside_losses": "0",
+    }
 
 
 def test_example_config_is_valid(built: None) -> None:
