@@ -46,6 +46,7 @@ enum snack_stat {
 	SNACK_STAT_UNKNOWN_OPT,		/* TCP-AO, MD5, MPTCP, unknown: untouched */
 	SNACK_STAT_DEFERRED,		/* reinjected after a queue (not from TCP) */
 	SNACK_STAT_BUSY,		/* ... socket owned or locked: as they were */
+	SNACK_STAT_RX_NO_SACK,		/* no SACK negotiated: as they were */
 	/* sender */
 	SNACK_STAT_SEEN,		/* incoming segments with our option */
 	SNACK_STAT_ACTED,		/* ... turned into SACK blocks */

@@ -44,6 +44,7 @@ static const char *const snack_stat_names[SNACK_STAT_MAX] = {
 	[SNACK_STAT_UNKNOWN_OPT]	= "unknown_opt",
 	[SNACK_STAT_DEFERRED]		= "deferred",
 	[SNACK_STAT_BUSY]		= "busy",
+	[SNACK_STAT_RX_NO_SACK]		= "rx_no_sack",
 	[SNACK_STAT_SEEN]		= "seen",
 	[SNACK_STAT_ACTED]		= "acted",
 	[SNACK_STAT_SACK_ADDED]		= "sack_added",

@@ -132,6 +132,16 @@ static unsigned int snack_rx_hook(void *priv, struct sk_buff *skb,
 	if (RB_EMPTY_ROOT(&tcp_sk(sk)->out_of_order_queue))
 		return NF_ACCEPT;
 	airtcp_stat_inc(&sn->pn, SNACK_STAT_OOO_ACKS);
+	/*
+	 * Step aside for a connection that did not negotiate SACK: its
+	 * sender acts on SNACK only as SACK blocks, which it would ignore
+	 * (the sender half counts no_sack and does nothing), so the option
+	 * would only lengthen every ACK.  Fixed at the handshake; a bitfield.
+	 */
+	if (!data_race(tcp_is_sack(tcp_sk(sk)))) {
+		airtcp_stat_inc(&sn->pn, SNACK_STAT_RX_NO_SACK);
+		return NF_ACCEPT;
+	}
 
 	ret = snack_rx_read(sk, state, ntohl(seg.th.ack_seq),
 			    READ_ONCE(sn->cfg.max_vec), &pic, &deferred);

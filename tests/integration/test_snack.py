@@ -93,6 +93,18 @@ def options(tcp: bytes) -> bytes:
     return tcp[20 : (tcp[12] >> 4) * 4]
 
 
+def option_kinds(opts: bytes) -> set[int]:
+    """The kinds in a TCP option list (walked, not searched for bytes)."""
+    kinds: set[int] = set()
+    i = 0
+    while i < len(opts):
+        kinds.add(opts[i])
+        if opts[i] == 0:
+            break
+        i += 1 if opts[i] == 1 else max(opts[i + 1], 2)
+    return kinds
+
+
 def block(conn: Connection, first: int, last: int) -> str:
     return f"{seq(conn, first):08x}{seq(conn, last + 1):08x}"
 
@@ -134,6 +146,27 @@ def test_golden_options_from_the_out_of_order_queue(family: str, offload: str) -
         send(conn, 6)
         after = [t for _, _, t in frames(conn, 0.3)]
         assert after and b"\xfe\x0b\x53\x4e" not in options(after[-1])
+        conn.close()
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_a_connection_without_sack_gets_no_snack(mode: int) -> None:
+    """Its sender could act on SNACK only as SACK blocks, which it ignores:
+    the receiver steps aside (issue 18), the dupacks leave as TCP made
+    them, and rx_no_sack counts them."""
+    with Drill("4", {"net.tcp_snack.receiver": 1, "net.tcp_snack.mode": mode}) as drill:
+        conn = drill.connect(sack=False)
+        before = stats(drill)
+        send(conn, 0)
+        conn.wait_ack(seq(conn, 1))
+        for i in (2, 4, 5, 7):
+            send(conn, i)
+            time.sleep(0.02)
+        acks = [t for _, _, t in frames(conn, 0.3) if struct.unpack("!I", t[8:12])[0] == seq(conn, 1)]
+        assert len(acks) == 4
+        assert all(option_kinds(options(t)) <= {0, 1, 8} for t in acks), acks  # EOL, NOP, timestamps
+        delta = {k: v - before[k] for k, v in stats(drill).items()}
+        assert (delta["ooo_acks"], delta["rx_no_sack"], delta["written"]) == (4, 4, 0), delta
         conn.close()
 
 

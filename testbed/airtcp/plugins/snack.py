@@ -85,15 +85,6 @@ class TcpSnack(Component):
     def requirements(self) -> list[str]:
         return [kmod.out_of_tree(MODULE)]
 
-    def sender_problem(self, sender_sysctls: Mapping[str, str]) -> str | None:
-        # The sender half turns SNACK into SACK blocks; a connection without
-        # SACK ignores them, and the receiver's option alone repairs nothing.
-        if sender_sysctls.get("net.ipv4.tcp_sack", "1") == "0":
-            return (
-                "SNACK needs SACK (the sender turns SNACK into SACK blocks), and this sender sets net.ipv4.tcp_sack = 0"
-            )
-        return None
-
     def start(self, topo: Topology) -> None:
         self.host = topo.host(self.role)
         self.host.set_sysctls(self.sysctls)
