@@ -196,6 +196,22 @@ def _names(where: str, key: str, value: object) -> list[str]:
     return unique(where, key, names)
 
 
+def _senders_per_scheme(where: str, value: object, scheme_names: Sequence[str]) -> dict[str, list[str]]:
+    """``senders`` as a table: scheme name -> its senders in this experiment."""
+    if not isinstance(value, Mapping):
+        return {}
+    table: dict[str, list[str]] = {}
+    for scheme_name, names in value.items():
+        if scheme_name not in scheme_names:
+            raise ConfigError(
+                where, f"senders.{scheme_name}", names, f"not one of this experiment's schemes {list(scheme_names)}"
+            )
+        table[str(scheme_name)] = _names(where, f"senders.{scheme_name}", names)
+        if not table[str(scheme_name)]:
+            raise ConfigError(where, f"senders.{scheme_name}", names, "expected at least one sender")
+    return table
+
+
 def unique(where: str, key: str, names: Sequence[str]) -> list[str]:
     """``names`` as given, refusing one named twice (it would run the same cases twice)."""
     seen: set[str] = set()
@@ -291,7 +307,10 @@ def parse_experiment(
         # stock first: a table's ratios refer to its first case, the baseline
         scheme_names = sorted(available_schemes(), key=lambda scheme: scheme != "stock")
     sender_override = unique("--sender", "sender", over.senders) if over.senders else None
-    sender_override = sender_override or (_names(where, "senders", data["senders"]) if "senders" in data else None)
+    # A table: the sender list of each scheme it names (the others keep their own).
+    per_scheme = _senders_per_scheme(where, data.get("senders"), scheme_names) if not over.senders else {}
+    if sender_override is None and "senders" in data and not isinstance(data["senders"], Mapping):
+        sender_override = _names(where, "senders", data["senders"])
     # "primary": each scheme against the first sender it lists (keeps make run
     # short as schemes are added), except the schemes named in every_sender.
     primary_only = sender_override == ["primary"]
@@ -303,7 +322,7 @@ def parse_experiment(
     from_file = base if not over.schemes else None
     for scheme_name in scheme_names:
         scheme = load_scheme(_named_in(from_file, scheme_name))
-        scheme_senders = sender_override or scheme.senders
+        scheme_senders = sender_override or per_scheme.get(scheme_name) or scheme.senders
         if primary_only and scheme_name not in every_sender:
             scheme_senders = scheme_senders[:1]
         for sender_name in scheme_senders:

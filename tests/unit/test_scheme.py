@@ -147,6 +147,49 @@ def test_every_sender_must_name_a_scheme_of_the_experiment() -> None:
     assert [(s.name, t.name) for s, t in picked.cases] == [("snoop", load_scheme("snoop").senders[0])]
 
 
+def test_senders_as_a_table_gives_each_scheme_its_own() -> None:
+    data = {
+        "description": "d",
+        "profile": "uniform-2m-20ms-3pct",
+        "schemes": ["stock", "snoop", "snack-s"],
+        "senders": {"stock": ["cubic", "bbr"], "snack-s": ["snacks"]},
+    }
+    exp = parse_experiment("x", data, "x.toml", Overrides())
+    snoop = [("snoop", t) for t in load_scheme("snoop").senders]  # not named: its own list
+    assert [(s.name, t.name) for s, t in exp.cases] == [
+        ("stock", "cubic"),
+        ("stock", "bbr"),
+        *snoop,
+        ("snack-s", "snacks"),
+    ]
+    # --sender replaces every list
+    flagged = parse_experiment("x", {**data, "schemes": ["stock", "snoop"], "senders": {"stock": ["bbr"]}}, "x.toml",
+                               Overrides(senders=["cubic"]))  # fmt: skip
+    assert [t.name for _, t in flagged.cases] == ["cubic", "cubic"]
+    for table, pattern in [
+        ({"arq": ["cubic"]}, r"^x.toml: senders.arq = \['cubic'\]: not one of this experiment's schemes"),
+        ({"stock": []}, r"^x.toml: senders.stock = \[\]: expected at least one sender"),
+        ({"stock": ["cubic", "cubic"]}, r"^x.toml: senders.stock = 'cubic': named twice"),
+        ({"stock": 3}, r"^x.toml: senders.stock = 3: expected a list of names"),
+    ]:
+        with pytest.raises(ConfigError, match=pattern):
+            parse_experiment("x", {**data, "senders": table}, "x.toml", Overrides())
+
+
+def test_do_no_harm_runs_every_scheme_against_every_sender_it_can_meet() -> None:
+    exp = load_experiment("do-no-harm", Overrides())
+    cases = {(s.name, t.name) for s, t in exp.cases}
+    shipped = [name for name in available_schemes() if "/" not in name]
+    assert {s for s, _ in cases} == set(shipped)
+    for scheme in shipped:
+        if scheme != "snack-s":
+            assert {(scheme, t) for t in ("cubic", "bbr", "reno-classic")} <= cases, scheme
+    for scheme in ("stock", "ddack", "pc", "snack"):
+        assert {(scheme, "reno-sack"), (scheme, "westwood")} <= cases
+    losses = [p.links["wireless"].down.loss.loss_rate() for p in exp.profiles]
+    assert losses == [0, pytest.approx(0.03)] and exp.runs == 5
+
+
 def test_overrides_and_their_errors() -> None:
     exp = load_experiment("all-schemes", Overrides(senders=["cubic"], duration="3s", runs=4))
     assert [t.name for _, t in exp.cases] == ["cubic"] * len(available_schemes())
