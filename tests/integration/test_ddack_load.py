@@ -65,7 +65,7 @@ def test_load_unload_20_times_under_traffic() -> None:
         try:
             for round_ in range(ROUNDS):
                 kmod.load(MODULE)
-                knobs(wh.name, {"delay_us": 30_000, "enabled": 1})
+                knobs(wh.name, {"aside_unfilled": 0, "delay_us": 30_000, "enabled": 1})
                 time.sleep(0.5)
                 assert client.running(), f"round {round_}: the transfer died: {client.stderr}"
                 if round_ % 2 == 0:
@@ -81,7 +81,7 @@ def test_load_unload_20_times_under_traffic() -> None:
                 assert not kmod.is_loaded("tcp_ddack")
             # Last: namespaces deleted while the module holds ACKs.
             kmod.load(MODULE)
-            knobs(wh.name, {"delay_us": 30_000, "enabled": 1})
+            knobs(wh.name, {"aside_unfilled": 0, "delay_us": 30_000, "enabled": 1})
             time.sleep(0.5)
             assert client.running()
         finally:

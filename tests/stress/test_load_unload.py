@@ -52,7 +52,7 @@ def test_ddack_cycles_with_acks_held(watch: KernelWatch) -> None:
             for cycle in range(CYCLES):
                 load(DDACK)
                 watch.remember_modules()
-                knobs(wh.name, "tcp_ddack", {"delay_us": 50_000, "enabled": 1})
+                knobs(wh.name, "tcp_ddack", {"aside_unfilled": 0, "delay_us": 50_000, "enabled": 1})
                 time.sleep(0.3)
                 assert client.running(), f"cycle {cycle}: the transfer died: {client.stderr}"
                 stats = ddack_stats(wh.name)

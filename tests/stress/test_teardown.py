@@ -36,7 +36,7 @@ def _hold(topo: Topology) -> int:
     wh = topo.host("wh")
     wh.set_sysctls({"net.ipv4.tcp_comp_sack_nr": 0})
     topo.host("s").set_sysctls({"net.ipv4.tcp_sack": 0})
-    knobs(wh.name, "tcp_ddack", {"delay_us": HOLD_US, "enabled": 1})
+    knobs(wh.name, "tcp_ddack", {"aside_unfilled": 0, "delay_us": HOLD_US, "enabled": 1})
     return poll_until(
         "tcp_ddack to hold ACKs",
         lambda: holding_now(ddack_stats(wh.name)) or None,
