@@ -196,12 +196,15 @@ def _names(where: str, key: str, value: object) -> list[str]:
     return unique(where, key, names)
 
 
-def _senders_per_scheme(where: str, value: object, scheme_names: Sequence[str]) -> dict[str, list[str]]:
-    """``senders`` as a table: scheme name -> its senders in this experiment."""
+def _senders_per_scheme(where: str, value: object, scheme_names: Sequence[str], picked: bool) -> dict[str, list[str]]:
+    """``senders`` as a table: scheme name -> its senders in this experiment.
+    With ``picked`` (--scheme) the entries of schemes not picked are left out."""
     if not isinstance(value, Mapping):
         return {}
     table: dict[str, list[str]] = {}
     for scheme_name, names in value.items():
+        if picked and scheme_name not in scheme_names:
+            continue
         if scheme_name not in scheme_names:
             raise ConfigError(
                 where, f"senders.{scheme_name}", names, f"not one of this experiment's schemes {list(scheme_names)}"
@@ -308,7 +311,9 @@ def parse_experiment(
         scheme_names = sorted(available_schemes(), key=lambda scheme: scheme != "stock")
     sender_override = unique("--sender", "sender", over.senders) if over.senders else None
     # A table: the sender list of each scheme it names (the others keep their own).
-    per_scheme = _senders_per_scheme(where, data.get("senders"), scheme_names) if not over.senders else {}
+    per_scheme = _senders_per_scheme(where, data.get("senders"), scheme_names, bool(over.schemes))
+    if over.senders:
+        per_scheme = {}
     if sender_override is None and "senders" in data and not isinstance(data["senders"], Mapping):
         sender_override = _names(where, "senders", data["senders"])
     # "primary": each scheme against the first sender it lists (keeps make run

@@ -186,6 +186,9 @@ def test_do_no_harm_runs_every_scheme_against_every_sender_it_can_meet() -> None
             assert {(scheme, t) for t in ("cubic", "bbr", "reno-classic")} <= cases, scheme
     for scheme in ("stock", "ddack", "pc", "snack"):
         assert {(scheme, "reno-sack"), (scheme, "westwood")} <= cases
+    # --scheme picks a subset; the table's other entries are left out
+    subset = load_experiment("do-no-harm", Overrides(schemes=["stock", "snoop"]))
+    assert [(s.name, t.name) for s, t in subset.cases][-3:] == [("snoop", t) for t in ("cubic", "bbr", "reno-classic")]
     losses = [p.links["wireless"].down.loss.loss_rate() for p in exp.profiles]
     assert losses == [0, pytest.approx(0.03)] and exp.runs == 5
 
