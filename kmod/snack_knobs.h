@@ -15,10 +15,11 @@ AIRTCP_SWITCH(sender, snack_tx_switch,
 AIRTCP_KNOB(mode, proc_dointvec_minmax, SNACK_MODE_EXP, 0, 1, "exp|scps",
 	    "0: kind 254 with ExID 0x534e; "
 	    "1: SCPS-TP kind 21, short form (hole 1 only)")
-AIRTCP_KNOB(sack_policy, proc_dointvec_minmax, SNACK_SACK_TRIM, 0, 2,
+AIRTCP_KNOB(sack_policy, proc_dointvec_minmax, SNACK_SACK_KEEP, 0, 2,
 	    "keep|trim|replace",
 	    "what gives way when the option space is short: "
-	    "0 keep, 1 trim, 2 replace")
+	    "0 keep (SNACK only where it fits: a sender without the sender "
+	    "half loses no SACK block), 1 trim, 2 replace")
 AIRTCP_KNOB(max_vec, proc_dointvec_minmax, SNACK_MAX_VEC, 0, SNACK_MAX_VEC,
 	    "bytes",
 	    "bit-vector bytes at most (8 blocks a byte)")

@@ -114,7 +114,7 @@ def block(conn: Connection, first: int, last: int) -> str:
 def test_golden_options_from_the_out_of_order_queue(family: str, offload: str) -> None:
     """Segments 2, 4, 5 and 7 arrive with 1 missing: the four dupacks carry
     the kernel's SACK blocks and a SNACK of the whole queue each time."""
-    with Drill(family, {"net.tcp_snack.receiver": 1}) as drill:
+    with Drill(family, {"net.tcp_snack.receiver": 1, "net.tcp_snack.sack_policy": 1}) as drill:
         if offload == "off":
             drill.wh.run(["ethtool", "-K", "to-s", "tx", "off"])
         conn = drill.connect(sack=True)
@@ -211,7 +211,7 @@ def test_acks_reinjected_after_an_output_queue_rule(nfq_accept: Path, tmp_path: 
     from nf_reinject() in the consumer's verdict call, where TCP's socket
     lock is not held.  The hook takes the socket's lock itself there
     (counted ``deferred``), so the ACKs still carry the right options."""
-    with Drill("4", {"net.tcp_snack.receiver": 1}) as drill:
+    with Drill("4", {"net.tcp_snack.receiver": 1, "net.tcp_snack.sack_policy": 1}) as drill:
         flag = tmp_path / "nfq_accept.ready"
         consumer = drill.wh.spawn([str(nfq_accept), str(QUEUE), str(flag)], name="nfq_accept")
         try:
@@ -251,7 +251,7 @@ def test_acks_reinjected_after_an_output_queue_rule(nfq_accept: Path, tmp_path: 
     ],
 )
 def test_modes_and_policies(knobs: dict[str, object], tail: str) -> None:
-    with Drill("4", {**knobs, "net.tcp_snack.receiver": 1}) as drill:
+    with Drill("4", {"net.tcp_snack.sack_policy": 1, **knobs, "net.tcp_snack.receiver": 1}) as drill:
         conn = drill.connect(sack=True)
         send(conn, 0)
         conn.wait_ack(seq(conn, 1))
@@ -370,7 +370,7 @@ def test_an_option_it_does_not_know_stays_where_tcp_put_it(
     attached = Background([str(loader), str(obj), str(cgroup2), str(flag)], name="unknown_opt_load")
     try:
         poll_until("the sock_ops program", lambda: ready(attached, flag), deadline_s=20)
-        with Drill("4", {"net.tcp_snack.receiver": 1}) as drill:
+        with Drill("4", {"net.tcp_snack.receiver": 1, "net.tcp_snack.sack_policy": 1}) as drill:
             conn = drill.connect(sack=True)
             before = stats(drill)
             send(conn, 0)

@@ -17,7 +17,7 @@ def test_receiver_defaults_and_the_switch_comes_last() -> None:
     assert got == {
         "net.ipv4.tcp_comp_sack_nr": "0",
         "net.tcp_snack.mode": "0",
-        "net.tcp_snack.sack_policy": "1",
+        "net.tcp_snack.sack_policy": "0",
         "net.tcp_snack.max_vec": "30",
         "net.tcp_snack.receiver": "1",
     }
@@ -36,7 +36,7 @@ def test_sender_half_has_no_settings() -> None:
     ("config", "sysctl", "value"),
     [
         ({"mode": "scps"}, "net.tcp_snack.mode", "1"),
-        ({"sack_policy": "keep"}, "net.tcp_snack.sack_policy", "0"),
+        ({"sack_policy": "trim"}, "net.tcp_snack.sack_policy", "1"),
         ({"sack_policy": "replace"}, "net.tcp_snack.sack_policy", "2"),
         ({"max_vec": 0}, "net.tcp_snack.max_vec", "0"),
         ({"max_vec": 6}, "net.tcp_snack.max_vec", "6"),

@@ -7,7 +7,7 @@ on.  A scheme switches each half on at its host::
 
     [receiver.tcp_snack]
     mode = "exp"          # exp: kind 254 + ExID (default) | scps: kind 21
-    sack_policy = "trim"  # keep | trim | replace: what gives way to SNACK
+    sack_policy = "keep"  # keep | trim | replace: what gives way to SNACK
     max_vec = 30          # bit-vector bytes at most (0-30)
     comp_sack = false     # keep the kernel's SACK compression?
 
