@@ -462,7 +462,9 @@ def test_load_unload_under_traffic() -> None:
         try:
             for round_ in range(8):
                 kmod.load(SNACK)
-                knobs(wh.name, {"receiver": 1})
+                # trim: SNACK on every ACK with data held, so the sender half acts
+                # (with keep, the default, it rarely has room or news on this path)
+                knobs(wh.name, {"sack_policy": 1, "receiver": 1})
                 knobs(s.name, {"sender": 1})
                 time.sleep(0.6)
                 assert client.running(), f"round {round_}: the transfer died"
