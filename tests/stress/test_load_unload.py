@@ -83,7 +83,7 @@ def test_snack_cycles_with_options_in_flight(watch: KernelWatch) -> None:
             for cycle in range(CYCLES):
                 load(SNACK)
                 watch.remember_modules()
-                knobs(wh.name, "tcp_snack", {"receiver": 1})
+                knobs(wh.name, "tcp_snack", {"sack_policy": 1, "receiver": 1})
                 knobs(s.name, "tcp_snack", {"sender": 1})
                 time.sleep(0.3)
                 assert client.running(), f"cycle {cycle}: the transfer died: {client.stderr}"

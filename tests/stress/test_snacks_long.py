@@ -23,7 +23,7 @@ def test_snacks_long_transfer(watch: KernelWatch) -> None:
     with Topology(LOSSY) as topo:
         wh, s = topo.host("wh"), topo.host("s")
         wh.set_sysctls({"net.ipv4.tcp_comp_sack_nr": 0})
-        knobs(wh.name, "tcp_snack", {"receiver": 1})
+        knobs(wh.name, "tcp_snack", {"sack_policy": 1, "receiver": 1})
         knobs(s.name, "tcp_snack", {"sender": 1})
         server, client = iperf(topo, SECONDS, "snacks")
         try:
