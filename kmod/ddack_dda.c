@@ -36,8 +36,8 @@ static void ddack_dda_reference(struct ddack_dda *dda,
  * The cumulative ACK advanced: the hole is filled.  Held dupacks are
  * discarded and the timer stopped; the fill time is a sample for
  * adaptive d unless it was the sender's doing.  True when the flow steps
- * aside now: aside_unfilled of its held episodes were released and none
- * filled within d.
+ * aside now: its released held episodes outnumber those filled within d
+ * by aside_unfilled.
  */
 static bool ddack_dda_episode_end(struct ddack_dda *dda,
 				  const struct ddack_params *params,
@@ -55,16 +55,21 @@ static bool ddack_dda_episode_end(struct ddack_dda *dda,
 		/* Filled in time, unless pacing had begun the release. */
 		if (!released) {
 			out->events |= DDACK_EV_FILLED;
-			dda->filled = true;
+			if (dda->filled_eps < U16_MAX)
+				dda->filled_eps++;
 		}
 	}
 	/*
 	 * Released: the hole outlived d, so the sender repaired it (or
-	 * will); the hold only delayed that.  One fill within d is
-	 * evidence of local repair (or reordering), and keeps the flow.
+	 * will); the hold only delayed that.  A fill within d is evidence
+	 * of local repair (or reordering), but not proof: a sender in
+	 * NewReno recovery retransmits the next hole at the partial ACK
+	 * that ends the previous episode, and that hole may fill within d
+	 * too.  So fills offset releases, one for one, rather than veto
+	 * the step aside.
 	 */
-	if (released && dda->unfilled < U16_MAX)
-		dda->unfilled++;
+	if (released && dda->released_eps < U16_MAX)
+		dda->released_eps++;
 	if (params->adaptive) {
 		/*
 		 * A fill that comes more than half a round trip after our
@@ -88,8 +93,8 @@ static bool ddack_dda_episode_end(struct ddack_dda *dda,
 		}
 	}
 	dda->dupcnt = 0;
-	if (!params->aside_unfilled || dda->filled ||
-	    dda->unfilled < params->aside_unfilled)
+	if (!params->aside_unfilled ||
+	    dda->released_eps < (u32)dda->filled_eps + params->aside_unfilled)
 		return false;
 	out->events |= DDACK_EV_ASIDE_UNFILLED;
 	return true;

@@ -42,9 +42,10 @@
  *    SACK while sack_mode = aside: a SACK sender with RACK (Linux's
  *    default) marks a hole lost by time from the first SACK-bearing dupack,
  *    so holding the third only delays its recovery;
- *  - at the end of a loss episode, a flow whose first aside_unfilled held
- *    episodes were all released, none filled within d: nothing on the
- *    path repairs its losses locally, and every hold costs the sender d.
+ *  - at the end of a loss episode, a flow whose held episodes that were
+ *    released (the hole outlived d) outnumber those filled within d by
+ *    aside_unfilled: nothing on the path repairs most of its losses
+ *    locally, and every hold costs the sender d.
  *
  * No ACK is held longer than DDACK_HOLD_MAX_US, whatever d and pace_us
  * say: d is at most that (the knobs' ranges, and a clamp here), and the
@@ -87,8 +88,8 @@ struct ddack_dda {
 	u16 last_win;		/* raw 16-bit field, as the sender sees it */
 	u32 last_ack;
 	u32 dupcnt;		/* dupacks in the current episode */
-	u16 unfilled;		/* held episodes released, none filled yet */
-	bool filled;		/* a held episode of the flow filled within d */
+	u16 released_eps;	/* held episodes whose hole outlived d */
+	u16 filled_eps;		/* held episodes filled within d */
 	s64 episode_start;	/* its first dupack */
 	s64 hold_start;		/* its first held dupack */
 	s64 release_at;		/* the next held ACK is due then */
@@ -100,7 +101,7 @@ struct ddack_params {
 	u32 delay_us;		/* d in force (fixed or adaptive); 0: no holding */
 	u32 threshold;
 	u32 max_held;
-	u32 aside_unfilled;	/* step aside after this many; 0: never */
+	u32 aside_unfilled;	/* released - filled episodes to step aside; 0: never */
 	u8 sack_mode;		/* enum ddack_sack_mode */
 	bool adaptive;
 };
@@ -146,7 +147,7 @@ enum ddack_drop {
 #define DDACK_EV_ADAPT_IGNORED	BIT(5)	/* the fill was the sender's */
 #define DDACK_EV_LIMITED	BIT(6)	/* would be held: no room (at once) */
 #define DDACK_EV_ASIDE_SACK	BIT(7)	/* stepped aside: SACK negotiated */
-#define DDACK_EV_ASIDE_UNFILLED	BIT(8)	/* stepped aside: holes never filled */
+#define DDACK_EV_ASIDE_UNFILLED	BIT(8)	/* stepped aside: holes outlive d */
 
 struct ddack_decision {
 	u8 verdict;		/* enum ddack_verdict */

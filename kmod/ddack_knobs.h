@@ -43,9 +43,9 @@ AIRTCP_KNOB(sack_mode, proc_dointvec_minmax, DDACK_SACK_ASIDE, 0, 3,
 	    "3 aside: not delayed at all, counted in aside_sack (a RACK sender "
 	    "starts recovery from the first SACK-bearing dupack)")
 AIRTCP_KNOB(aside_unfilled, proc_dointvec_minmax, 2, 0, 1000, "episodes",
-	    "a flow steps aside (aside_unfilled) once this many of its held "
-	    "episodes were released and none filled within d: nothing repairs "
-	    "its losses locally; 0: never")
+	    "a flow steps aside (aside_unfilled) once its held episodes "
+	    "released after d outnumber those filled within d by this many: "
+	    "nothing repairs most of its losses locally; 0: never")
 AIRTCP_KNOB(adaptive, ddack_sysctl_adaptive, 0, 0, 1, "bool",
 	    "1: d follows the hole-fill times; "
 	    "writing it restarts the estimate")

@@ -224,7 +224,7 @@ SCENARIOS = {
         ("F 1000 100 k", "-"),
         ("s 10 1000 100 pshk 0", "pass strip dupack episode immediate held=0"),
     ],
-    "aside_unfilled: held episodes released and never filled: the flow steps aside": [
+    "aside_unfilled: held episodes released and none filled: the flow steps aside": [
         PAPER,
         "a 2",
         FLOW,
@@ -245,7 +245,7 @@ SCENARIOS = {
         ("s 400040 3000 100 pe 0", "pass flush cancel held=0"),
         ("q", "CLOSED"),
     ],
-    "aside_unfilled: one hole filled within d keeps the flow": [
+    "aside_unfilled: a hole filled within d offsets one released": [
         PAPER,
         "a 1",
         FLOW,
@@ -257,8 +257,14 @@ SCENARIOS = {
         "s 50020 2000 100 p 0",
         ("s 50030 2000 100 p 0", "hold arm@130030 dupack held=1"),
         ("t 130030", "send=1 first held=0"),
-        ("s 300000 3000 100 p 0", "pass held=0"),  # released, but a fill was seen
+        ("s 300000 3000 100 p 0", "pass held=0"),  # one released, one filled: kept
         ("q", "IDLE"),
+        "s 300010 3000 100 p 0",
+        "s 300020 3000 100 p 0",
+        ("s 300030 3000 100 p 0", "hold arm@380030 dupack held=1"),
+        ("t 380030", "send=1 first held=0"),
+        ("s 500000 4000 100 p 0", "pass aside-unfilled held=0"),  # two released, one filled: aside
+        ("q", "ASIDE"),
     ],
     "aside_unfilled: episodes without a hold say nothing": [
         PAPER,

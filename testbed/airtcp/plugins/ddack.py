@@ -7,7 +7,7 @@ A scheme switches it on at the wireless host::
     threshold = 2         # dupacks sent at once before holding
     pace = "0ms"          # spacing of released dupacks; 0 = one burst
     sack_mode = "aside"   # aside | keep | strip | hold: flows with SACK
-    aside_unfilled = 2    # step aside after N held episodes, none filled; 0 never
+    aside_unfilled = 2    # step aside once N more held episodes released than filled; 0 never
     adaptive = false      # d from observed hole-fill times
     comp_sack = false     # keep the kernel's dupack compression?
 
@@ -21,7 +21,7 @@ the kernel's compressed stream, not one per out-of-order segment as in the
 paper (Documentation/tcp_ddack.rst, "Receiver settings").
 
 By default the module steps aside for the flows it cannot help (a SACK
-connection; one whose held holes are never filled within d); the papers'
+connection; one whose held holes mostly outlive d); the papers'
 behaviour for every flow is ``sack_mode = "keep"`` and ``aside_unfilled =
 0``.  ``stats()`` reports ``flows_seen`` and ``flows_stepped_aside`` for
 the verdicts (Documentation/testbed.rst, "Verdicts").
@@ -92,7 +92,7 @@ def ddack_sysctls(where: str, place: str, config: object) -> dict[str, str]:
 def step_aside(counters: Mapping[str, int]) -> dict[str, int]:
     """``flows_seen`` and ``flows_stepped_aside`` from the module's counters:
     every flow it tracked, and those it stepped aside for (SACK negotiated,
-    or holes never filled within d)."""
+    or holes that mostly outlive d)."""
     return {
         "flows_seen": counters.get("flows_created", 0),
         "flows_stepped_aside": counters.get("aside_sack", 0) + counters.get("aside_unfilled", 0),
