@@ -148,9 +148,9 @@ static const struct cfg_key keys[] = {
 		  "recovery) or act (filtered like any other flow, the paper)" },
 	{ .name = "aside_losses", .type = CFG_UINT, F(aside_losses), .min = 0, .max = 64, .def = "2",
 	  .unit = "runs",
-	  .help = "pc: step aside for a flow (flows_stepped_aside) once this many of its dupack runs reached "
-		  "dupack_thresh (losses, whose recovery the filter delayed) while none ended between 3 and "
-		  "dupack_thresh - 1 dupacks (reordering the filter hid); 0: never" },
+	  .help = "pc: step aside for a flow (flows_stepped_aside) once its dupack runs that were losses (reached "
+		  "dupack_thresh, or ended by the sender's retransmission) outnumber those that were reordering "
+		  "(3 to dupack_thresh - 1 dupacks ended by a new ACK, nothing resent) by this many; 0: never" },
 };
 
 const struct cfg_schema pepd_schema = {

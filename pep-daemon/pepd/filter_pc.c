@@ -37,12 +37,15 @@
  *     for ns-2's Reno; a Linux SACK sender with RACK marks a hole lost by
  *     time once SACK blocks show data above it, and a SACK sender's
  *     recovery then waits for the dupack_thresh-th dupack's blocks;
- *   - aside_losses (2): the flow's first aside_losses dupack runs that
- *     reached dupack_thresh (losses: the filter delayed the sender's fast
- *     retransmit, or turned it into a timeout when the window held too few
- *     segments) came without one run of 3 to dupack_thresh - 1 dupacks
- *     that a new ACK ended (reordering the filter kept from causing a
- *     spurious fast retransmit): the path loses, it does not reorder.
+ *   - aside_losses (2): the flow's dupack runs that were losses outnumber
+ *     those that were reordering by aside_losses.  A loss: the run reached
+ *     dupack_thresh (the filter delayed the sender's fast retransmit), or
+ *     a retransmission of the hole by the sender ended it (a timeout: the
+ *     window held too few segments to reach the threshold).  Reordering:
+ *     a run of 3 to dupack_thresh - 1 dupacks that a new ACK ended with no
+ *     retransmission (the late segment arrived; the filter kept a
+ *     spurious fast retransmit from the sender).  The path loses more than
+ *     it reorders.
  * sack_flows = act and aside_losses = 0 are the paper's filter for every
  * flow.
  */
@@ -56,6 +59,17 @@ static void pc_step_aside(struct flow *f, const struct pep_ctx *ctx)
 {
 	f->st.pc.aside = true;
 	COUNT(ctx, f, flows_stepped_aside, 1);
+}
+
+/* A run that was a loss; aside_losses more losses than reorderings: step aside. */
+static void pc_loss_run(struct flow *f, const struct pep_ctx *ctx)
+{
+	struct pc_state *s = &f->st.pc;
+	uint32_t margin = ctx->cfg->aside_losses;
+
+	s->loss_runs++;
+	if (margin && !s->aside && s->loss_runs >= s->reorder_runs + margin)
+		pc_step_aside(f, ctx);
 }
 
 static void pc_init(struct flow *f, const struct pep_ctx *ctx)
@@ -82,6 +96,9 @@ static void pc_data(struct flow *f, const struct pkt *p, const struct pep_ctx *c
 		return;
 	}
 	COUNT(ctx, f, sender_rtx, 1);
+	/* The hole of a dupack run, resent by the sender: that run is a loss. */
+	if (s->ack_seen && s->dupacks && !seq_after(p->seq, s->last_ack_sent) && seq_after(end, s->last_ack_sent))
+		s->hole_rtx = true;
 	if (!s->ack_seen || seq_after(end, s->last_ack_sent))
 		return;		/* Case 2: not acknowledged yet: forward */
 	/* Case 3: acknowledged already: drop, and re-ACK every ack_every_rtx drops */
@@ -108,9 +125,14 @@ static void pc_ack(struct flow *f, const struct pkt *p, const struct pep_ctx *ct
 	if (!(p->flags & TCPF_ACK))
 		return;
 	if (!s->ack_seen || seq_after(p->ack, s->last_ack_sent)) {
-		/* The run ended before the threshold: reordering the filter hid. */
-		if (s->dupacks >= 3 && s->dupacks < thresh)
-			s->reordering_hidden = true;
+		/* A run that ended below the threshold: reordering the filter hid, or a loss the sender timed out on. */
+		if (thresh > 3 && s->dupacks >= 3 && s->dupacks < thresh) {
+			if (s->hole_rtx)
+				pc_loss_run(f, ctx);
+			else
+				s->reorder_runs++;
+		}
+		s->hole_rtx = false;
 		s->ack_seen = true;
 		s->last_ack_sent = p->ack;
 		s->last_win = p->window;
@@ -122,12 +144,8 @@ static void pc_ack(struct flow *f, const struct pkt *p, const struct pep_ctx *ct
 		return;		/* an old ACK, data or a window update: not a dupack */
 	}
 	s->dupacks++;
-	if (thresh > 3 && s->dupacks == thresh) {
-		/* A loss, whose fast retransmit the filter has delayed until now. */
-		s->loss_runs++;
-		if (ctx->cfg->aside_losses && !s->reordering_hidden && s->loss_runs >= ctx->cfg->aside_losses)
-			pc_step_aside(f, ctx);
-	}
+	if (thresh > 3 && s->dupacks == thresh)
+		pc_loss_run(f, ctx);	/* its fast retransmit delayed until now */
 	if (thresh <= 3 || s->dupacks >= thresh)
 		goto pass;	/* the sender may count this one */
 	if (s->dupacks >= 3) {
@@ -182,7 +200,7 @@ static void pc_report(const struct flow *f, const struct pep_ctx *ctx, struct js
 	jo_u64(j, "last_ack_sent", f->st.pc.last_ack_sent);
 	jo_bool(j, "stepped_aside", f->st.pc.aside);
 	jo_u64(j, "loss_runs", f->st.pc.loss_runs);
-	jo_bool(j, "reordering_hidden", f->st.pc.reordering_hidden);
+	jo_u64(j, "reorder_runs", f->st.pc.reorder_runs);
 }
 
 static void pc_report_settings(const struct pep_config *cfg, struct json_out *j)

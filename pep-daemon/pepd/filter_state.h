@@ -81,8 +81,9 @@ struct pc_state {
 	/* stepping aside (sack_flows, aside_losses) */
 	bool seen;		/* counted in flows_seen */
 	bool aside;		/* stepped aside: every packet passes untouched */
-	bool reordering_hidden;	/* a run ended between 3 and dupack_thresh - 1 dupacks */
-	uint32_t loss_runs;	/* runs that reached dupack_thresh */
+	bool hole_rtx;		/* the sender retransmitted the hole of the current run */
+	uint32_t reorder_runs;	/* runs of 3..dupack_thresh-1 dupacks ended with no retransmission */
+	uint32_t loss_runs;	/* runs that reached dupack_thresh, or ended by a retransmission */
 };
 
 #endif

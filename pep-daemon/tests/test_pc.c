@@ -85,7 +85,11 @@ static const struct step loss_runs[] = {
 	END_,
 };
 
-/* A run ended by a new ACK between 3 and dupack_thresh - 1 dupacks (reordering hidden) keeps the flow. */
+/*
+ * A run ended by a new ACK between 3 and dupack_thresh - 1 dupacks with no
+ * retransmission (reordering hidden) offsets a loss: two losses then leave
+ * the flow filtered.
+ */
 static const struct step reordering_kept[] = {
 	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000), D(6, 6000),
 	D(7, 7000), D(8, 8000), D(9, 9000),
@@ -101,6 +105,27 @@ static const struct step reordering_kept[] = {
 	A(66, 3000, FWD, ""),		/* a second loss: the filter stays */
 	A(80, 5000, FWD, ""),
 	A(81, 5000, FWD, ""), A(82, 5000, FWD, ""), A(83, 5000, DROP, ""),
+	END_,
+};
+
+/*
+ * A run the filter keeps below the threshold and a retransmission of the
+ * hole ends (the sender timed out: too few segments in flight) is a loss,
+ * not reordering; with the second loss the flow is left alone.
+ */
+static const struct step timeout_loss[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000), D(6, 6000),
+	D(7, 7000), D(8, 8000), D(9, 9000),
+	A(40, 1000, FWD, ""),
+	A(41, 1000, FWD, ""), A(42, 1000, FWD, ""), A(43, 1000, DROP, ""), A(44, 1000, DROP, ""),
+	D_(300, 1000, FWD, ""),		/* the sender's timeout resends the hole */
+	A(340, 3000, FWD, ""),		/* a loss, not reordering */
+	A(341, 3000, FWD, ""), A(342, 3000, FWD, ""),
+	A(343, 3000, DROP, ""), A(344, 3000, DROP, ""), A(345, 3000, DROP, ""),
+	A(346, 3000, FWD, ""),		/* the second loss: aside */
+	A(347, 3000, FWD, ""),
+	A(360, 5000, FWD, ""),
+	A(361, 5000, FWD, ""), A(362, 5000, FWD, ""), A(363, 5000, FWD, ""),
 	END_,
 };
 
@@ -180,6 +205,8 @@ int main(void)
 		 "dropped=6 forwarded=6 data_dropped=0 acks=0 seen=1 aside=1");
 	run_case("reordering_kept", reordering_kept, false, DEFAULTS,
 		 "dropped=8 forwarded=10 data_dropped=0 acks=0 seen=1 aside=0");
+	run_case("timeout_loss", timeout_loss, false, DEFAULTS,
+		 "dropped=5 forwarded=5 data_dropped=0 acks=0 seen=1 aside=1");
 	/* aside_losses = 0: the filter never leaves a flow (the paper). */
 	run_case("loss_runs_paper", loss_runs_paper, false, no_aside,
 		 "dropped=9 forwarded=9 data_dropped=0 acks=0 seen=1 aside=0");
