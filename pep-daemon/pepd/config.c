@@ -108,6 +108,12 @@ static const struct cfg_key keys[] = {
 	  .help = "snoop: cap the window the sender sees at twice the path's bandwidth-delay product (the hop's "
 		  "delivery rate x the path's minimum round trip), lower while the egress queue refuses "
 		  "segments, so that hiding losses does not let the sender overrun this box's queue" },
+	{ .name = "repair_window_updates", .type = CFG_BOOL, F(repair_window_updates), .def = "true",
+	  .help = "snoop: while this box repairs a hole, pass the wireless host's duplicate ACKs on to the "
+		  "sender as window updates (SACK blanked) that open the clamped window by what arrived above "
+		  "the hole, so that the sender goes on sending at the rate the wireless host receives; false "
+		  "drops them (the papers' Snoop: the sender stalls once its window is used up); needs "
+		  "window_clamp" },
 	{ .name = "aqm_target", .type = CFG_DURATION, F(aqm_target_ns), .min = 0, .max = 10 * S_, .def = "40ms",
 	  .help = "snoop: queueing delay on the wireless hop, beyond what window_clamp allows, above which the "
 		  "sender gets a congestion signal (one dropped segment, left to it), since hiding losses also "

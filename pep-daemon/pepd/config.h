@@ -84,6 +84,7 @@ struct pep_config {
 	bool discount_copy_dupacks;
 	bool ack_acked_rtx;
 	bool window_clamp;
+	bool repair_window_updates;
 	uint64_t aqm_target_ns;
 	uint64_t aqm_interval_ns;
 	enum pep_forward forward;

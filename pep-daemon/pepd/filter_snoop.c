@@ -458,7 +458,10 @@ static void on_dupack(const struct snoop_policy *pol, struct flow *f, const stru
 	/* the link-layer stand-in: repair here, but the sender sees every dupack */
 	if (!ctx->cfg->drop_dupacks)
 		handled = false;
-	if (handled || ours) {
+	if (handled && !ours && snoop_repair_window_opens(f, p, ctx)) {
+		/* on to the sender as a window update (SACK blanked): one more segment per arrival */
+		COUNT(ctx, f, repair_window_updates, 1);
+	} else if (handled || ours) {
 		out->verdict = VERDICT_DROP;
 		COUNT(ctx, f, dupacks_dropped, 1);
 	} else {

@@ -158,30 +158,99 @@ void snoop_wired_rtt_sample(struct snoop_state *s, const struct pkt *p, uint64_t
 	}
 }
 
+/*
+ * What the wireless host holds above the cumulative ACK while this box
+ * repairs the hole there: the SACKed cached segments or, without SACK, one
+ * segment per duplicate ACK.  Those bytes have left the hop, so the clamp
+ * (a bound on what the path holds) lets the window reach past them.  0
+ * when the hole is not this box's: the sender recovers it from the ACKs as
+ * they are.
+ */
+static uint64_t delivered_above_ack(const struct flow *f, const struct pep_ctx *ctx)
+{
+	const struct snoop_state *s = &f->st.snoop;
+	long i = segq_find(&f->cache, s->last_ack);
+	uint64_t bytes = 0, above;
+	uint32_t k;
+
+	if (!ctx->cfg->repair_window_updates || i < 0 ||
+	    segq_at(&f->cache, (uint32_t)i)->flags & (SEG_NOT_OURS | SEG_SENDER_RTX | SEG_SACKED))
+		return 0;
+	if (!snoop_sack_mode(f, ctx)) {
+		/* every dupack is one arrival above the hole, and the hole itself is still on its way */
+		above = (uint32_t)(s->snd_max - s->last_ack);
+		above = above > snoop_mss(f) ? above - snoop_mss(f) : 0;
+		bytes = (uint64_t)s->dupacks * snoop_mss(f);
+		return bytes < above ? bytes : above;
+	}
+	for (k = (uint32_t)i; k < f->cache.count; k++) {
+		const struct seg *g = segq_at(&f->cache, k);
+
+		if (g->flags & SEG_SACKED)
+			bytes += (uint32_t)(g->end - g->seq);
+	}
+	return bytes;
+}
+
+/*
+ * The window field an ACK for p->ack may carry to the sender: its own, cut
+ * to the clamp (plus what arrived above a hole this box repairs), never
+ * moving the right edge back.
+ */
+static uint64_t window_to_sender(const struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, int shift)
+{
+	const struct snoop_state *s = &f->st.snoop;
+	uint64_t clamp = snoop_clamp_bytes(f, ctx->cfg), raw, floor_raw = 1;
+
+	if (!clamp)
+		return p->window;
+	clamp += delivered_above_ack(f, ctx);
+	if (((uint64_t)p->window << shift) <= clamp)
+		return p->window;
+	raw = (clamp + (1u << shift) - 1) >> shift;
+	if (s->right_edge_valid && seq_after(s->right_edge, p->ack))
+		floor_raw = ((uint64_t)(s->right_edge - p->ack) + (1u << shift) - 1) >> shift;
+	if (raw < floor_raw)
+		raw = floor_raw;
+	return raw < p->window ? raw : p->window;
+}
+
 /* Cut the window of an ACK going to the sender to the clamp, never moving its right edge back. */
 void snoop_clamp_window(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out)
 {
 	struct snoop_state *s = &f->st.snoop;
 	int shift = conn_wh_shift(&f->conn);
-	uint64_t clamp = snoop_clamp_bytes(f, ctx->cfg), raw, floor_raw = 1;
+	uint64_t raw;
 
 	if (out->verdict != VERDICT_ACCEPT || shift < 0)
 		return;
-	raw = p->window;
-	if (clamp && ((uint64_t)p->window << shift) > clamp) {
-		raw = (clamp + (1u << shift) - 1) >> shift;
-		if (s->right_edge_valid && seq_after(s->right_edge, p->ack))
-			floor_raw = ((uint64_t)(s->right_edge - p->ack) + (1u << shift) - 1) >> shift;
-		if (raw < floor_raw)
-			raw = floor_raw;
-		if (raw < p->window) {
-			out->set_window = true;
-			out->window = (uint16_t)raw;
-			COUNT(ctx, f, window_clamped, 1);
-		} else {
-			raw = p->window;
-		}
+	raw = window_to_sender(f, p, ctx, shift);
+	if (raw < p->window) {
+		out->set_window = true;
+		out->window = (uint16_t)raw;
+		COUNT(ctx, f, window_clamped, 1);
 	}
 	s->right_edge = p->ack + (uint32_t)(raw << shift);
 	s->right_edge_valid = true;
+}
+
+/*
+ * Would a duplicate ACK of a hole repaired here, passed on, move the
+ * window's right edge (so that the sender reads a window update, which
+ * neither RFC 5681 nor Linux counts as a duplicate ACK)?  Only with the
+ * clamp in force: then the sender's window, not its congestion window, is
+ * what stops it while the hole stands, and without the update it falls
+ * silent until the repair arrives.  With SACK only where the blocks are
+ * hidden from it.
+ */
+bool snoop_repair_window_opens(const struct flow *f, const struct pkt *p, const struct pep_ctx *ctx)
+{
+	const struct snoop_state *s = &f->st.snoop;
+	int shift = conn_wh_shift(&f->conn);
+
+	if (!ctx->cfg->repair_window_updates || shift < 0 || !s->right_edge_valid || !snoop_clamp_bytes(f, ctx->cfg))
+		return false;
+	if (snoop_sack_mode(f, ctx) && !ctx->cfg->hide_sack)
+		return false;
+	return seq_after(p->ack + (uint32_t)(window_to_sender(f, p, ctx, shift) << shift), s->right_edge);
 }

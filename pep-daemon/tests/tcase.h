@@ -397,6 +397,9 @@ static inline void h_free(struct harness *h)
 #define AS(t, a_, v, hide_, acts, n, ...) \
 	{ .kind = ACK, .t_ms = (t), .seq = (a_), .verdict = (v), .hide = (hide_), .actions = (acts), \
 	  .nsack = (n), .sack = { __VA_ARGS__ } }
+#define ASW(t, a_, w, v, hide_, acts, n, ...) \
+	{ .kind = ACK, .t_ms = (t), .seq = (a_), .win = (w), .verdict = (v), .hide = (hide_), .actions = (acts), \
+	  .nsack = (n), .sack = { __VA_ARGS__ } }
 #define TK(t, acts) { .kind = TICK, .t_ms = (t), .actions = (acts) }
 #define AQ(t, a_, v, acts) { .kind = ACK, .t_ms = (t), .seq = (a_), .verdict = (v), .actions = (acts), .queue_refuses = true }
 #define END_ { .kind = END }

@@ -300,6 +300,93 @@ static const struct step clamp[] = {
 };
 
 /*
+ * A hole repaired here while the clamp holds the sender's window: its
+ * dupacks go on as window updates once they open the window past the right
+ * edge, so that the sender sends one more segment per arrival instead of
+ * falling silent until the repair arrives.  The clamp counts what is on
+ * the path: here its floor of four segments, 4000 bytes (the data from 301
+ * on echo the ACK of 300 at once: a wired RTT of 1 ms).  From the hole at
+ * 8000 with k segments above it arrived, the edge may reach 8000 + 4000 +
+ * 1000 k; it stood at 18000, so the seventh dupack is the first to move it.
+ */
+static const struct step repair_window[] = {
+	D(0, 0),
+	AW(40, 1000, 13000, FWD, ""),
+	D(100, 1000),
+	D(101, 2000), D(102, 3000), D(103, 4000), D(104, 5000),
+	AW(140, 2000, 13000, FWD, ""),
+	AW(150, 3000, 13000, FWD, ""),
+	AW(160, 4000, 13000, FWD, ""),
+	AW(190, 5000, 13000, FWD, ""),
+	D(200, 6000), D(201, 7000),
+	AW(300, 6000, 13000, FWD, "win 12000"),
+	D(301, 8000), D(302, 9000), D(303, 10000), D(304, 11000), D(305, 12000), D(306, 13000), D(307, 14000),
+	D(308, 15000), D(309, 16000), D(310, 17000),
+	AW(340, 8000, 13000, FWD, "win 10000"),	/* 8000 is lost */
+	AW(342, 8000, 13000, DROP, "rtx 8000"),	/* 9000 arrived: the edge could reach 13000 */
+	AW(343, 8000, 13000, DROP, ""), AW(344, 8000, 13000, DROP, ""), AW(345, 8000, 13000, DROP, ""),
+	AW(346, 8000, 13000, DROP, ""), AW(347, 8000, 13000, DROP, ""),
+	AW(348, 8000, 13000, FWD, "win 11000"),	/* seven above the hole: 19000 */
+	AW(349, 8000, 13000, FWD, "win 12000"),
+	AW(350, 8000, 13000, FWD, ""),		/* 21000: the receiver's own window */
+	AW(351, 8000, 13000, DROP, ""),		/* it cannot go further: a dupack, kept */
+	AW(385, 18000, 13000, FWD, "win 4000"),	/* the repair arrived */
+	END_,
+};
+
+/* repair_window_updates = false: the papers' Snoop, every dupack of the hole dropped. */
+static const struct step repair_window_off[] = {
+	D(0, 0),
+	AW(40, 1000, 13000, FWD, ""),
+	D(100, 1000),
+	D(101, 2000), D(102, 3000), D(103, 4000), D(104, 5000),
+	AW(140, 2000, 13000, FWD, ""),
+	AW(150, 3000, 13000, FWD, ""),
+	AW(160, 4000, 13000, FWD, ""),
+	AW(190, 5000, 13000, FWD, ""),
+	D(200, 6000), D(201, 7000),
+	AW(300, 6000, 13000, FWD, "win 12000"),
+	D(301, 8000), D(302, 9000), D(303, 10000), D(304, 11000), D(305, 12000), D(306, 13000), D(307, 14000),
+	D(308, 15000), D(309, 16000), D(310, 17000),
+	AW(340, 8000, 13000, FWD, "win 10000"),	/* 8000 is lost */
+	AW(342, 8000, 13000, DROP, "rtx 8000"),
+	AW(343, 8000, 13000, DROP, ""), AW(344, 8000, 13000, DROP, ""), AW(345, 8000, 13000, DROP, ""),
+	AW(346, 8000, 13000, DROP, ""), AW(347, 8000, 13000, DROP, ""),
+	AW(348, 8000, 13000, DROP, ""),
+	AW(349, 8000, 13000, DROP, ""),
+	AW(350, 8000, 13000, DROP, ""),
+	AW(351, 8000, 13000, DROP, ""),
+	AW(385, 18000, 13000, FWD, "win 4000"),
+	END_,
+};
+
+/* With SACK the same, counted from the blocks: arrivals above the hole, not dupacks. */
+static const struct step repair_window_sack[] = {
+	D(0, 0),
+	AW(40, 1000, 13000, FWD, ""),
+	D(100, 1000),
+	D(101, 2000), D(102, 3000), D(103, 4000), D(104, 5000),
+	AW(140, 2000, 13000, FWD, ""),
+	AW(150, 3000, 13000, FWD, ""),
+	AW(160, 4000, 13000, FWD, ""),
+	AW(190, 5000, 13000, FWD, ""),
+	D(200, 6000), D(201, 7000),
+	AW(300, 6000, 13000, FWD, "win 12000"),
+	D(301, 8000), D(302, 9000), D(303, 10000), D(304, 11000), D(305, 12000), D(306, 13000), D(307, 14000),
+	D(308, 15000), D(309, 16000), D(310, 17000),
+	AW(340, 8000, 13000, FWD, "win 10000"),
+	ASW(342, 8000, 13000, DROP, false, "rtx 8000", 1, { 9000, 10000 }),
+	ASW(344, 8000, 13000, DROP, false, "", 1, { 9000, 12000 }),
+	ASW(346, 8000, 13000, DROP, false, "", 1, { 9000, 14000 }),
+	ASW(347, 8000, 13000, DROP, false, "", 1, { 9000, 15000 }),	/* six: 18000 */
+	ASW(349, 8000, 13000, FWD, true, "win 12000", 1, { 9000, 17000 }),
+	ASW(350, 8000, 13000, FWD, true, "", 1, { 9000, 18000 }),
+	ASW(351, 8000, 13000, DROP, false, "", 1, { 9000, 18000 }),	/* nothing new */
+	AW(385, 18000, 13000, FWD, "win 4000"),
+	END_,
+};
+
+/*
  * The egress queue refuses 8000 while 1000..8999 are outstanding on the hop
  * (8000 bytes): it holds about 7000.  Before any rate estimate, ACKs to the
  * sender then carry at most that (the right edge, 6000, is already behind).
@@ -467,6 +554,12 @@ static void clamp_on(struct pep_config *c)
 	c->rto_min_ns = 1000000000ULL;	/* and no local timer in the way */
 }
 
+static void clamp_on_no_updates(struct pep_config *c)
+{
+	clamp_on(c);
+	c->repair_window_updates = false;
+}
+
 static void keep_dupacks(struct pep_config *c)
 {
 	c->drop_dupacks = false;
@@ -532,6 +625,12 @@ int main(void)
 	run_case("partial_ack_held", partial_ack_held, 4, false, 1000000, NULL,
 		 "partial_acks_held=1 local_rtx=1 congestion_signals=1 dupacks_forwarded=2");
 	run_case("clamp", clamp, 4, false, 1000000, clamp_on, "window_clamped=2");
+	run_case("repair_window", repair_window, 4, false, 1000000, clamp_on,
+		 "repair_window_updates=3 dupacks_dropped=7 local_rtx=1");
+	run_case("repair_window/off", repair_window_off, 4, false, 1000000, clamp_on_no_updates,
+		 "repair_window_updates=0 dupacks_dropped=10 local_rtx=1");
+	run_case("repair_window_sack", repair_window_sack, 4, true, 1000000, clamp_on,
+		 "repair_window_updates=2 dupacks_dropped=5 local_rtx=1");
 	run_case("queue_cap", queue_cap, 4, false, 1000000, clamp_on, "window_clamped=2 queue_drops=1");
 	run_case("thresh_two", thresh_two, 4, false, 1000000, thresh2, "local_rtx=2");
 	run_case("growing_window", growing_window, 4, false, 1000000, NULL, "local_rtx_timer=1 dupacks_dropped=0");
