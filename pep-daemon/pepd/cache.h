@@ -26,6 +26,7 @@
 #define SEG_SACKED 0x02		/* the receiver's SACK blocks cover it */
 #define SEG_GIVEN_UP 0x04	/* max_local_rtx reached: the sender must recover it */
 #define SEG_QUEUE_DROP 0x08	/* refused by this box's egress queue: a congestion loss, the sender's */
+#define SEG_UNSENT_TX 0x10	/* its latest transmission never left (the queue refused it): no RTT sample */
 #define SEG_NOT_OURS (SEG_GIVEN_UP | SEG_QUEUE_DROP)	/* holes pepd will not repair */
 
 struct seg {

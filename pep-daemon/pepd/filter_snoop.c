@@ -381,7 +381,8 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 		else if (g->local_rtx > 1)
 			COUNT(ctx, f, repaired_more_rounds, 1);
 	}
-	if (sample && sample->local_rtx == 0 && !(sample->flags & SEG_SENDER_RTX) && ctx->now >= sample->last_tx_ns)
+	if (sample && sample->local_rtx == 0 && !(sample->flags & (SEG_SENDER_RTX | SEG_UNSENT_TX)) &&
+	    ctx->now >= sample->last_tx_ns)
 		rtt_sample(s, ctx->now - sample->last_tx_ns, ctx->now);
 	segq_ack(&f->cache, ctx->budget, p->ack);
 	s->acked_bytes += p->ack - s->last_ack;

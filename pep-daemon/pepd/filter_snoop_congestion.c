@@ -55,6 +55,8 @@ void snoop_sent(struct flow *f, uint32_t seq, bool queued, const struct pep_ctx 
 		return;
 	g = segq_at(&f->cache, (uint32_t)i);
 	COUNT(ctx, f, queue_drops, 1);
+	/* last_tx_ns is now a send that never happened: an ACK for an earlier copy would time it */
+	g->flags |= SEG_UNSENT_TX;
 	if (g->local_rtx) {
 		g->local_rtx--;	/* a round that never left this box does not count */
 		/* with rtx_priority it had a queue of its own, which says nothing about the data's */

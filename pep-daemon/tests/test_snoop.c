@@ -482,6 +482,27 @@ static const struct step queue_drop_priority_rtx[] = {
 	END_,
 };
 
+/*
+ * A timer round the egress queue refuses never left this box, so the
+ * ACK for the (only late) original is no RTT sample of it: timed from the
+ * refusal it would read 9 ms, a minimum far below the hop's 40, against
+ * which the later 60 ms samples look like a standing queue and the segment
+ * at 294 would be dropped as a congestion signal (aqm_target 40 ms, above
+ * it for 100 ms since 192).
+ */
+static const struct step refused_rtx_is_no_sample[] = {
+	D(0, 0), D(1, 1000),
+	A(40, 1000, FWD, ""),		/* srtt 40, rttvar 20: rto 120 */
+	{ .kind = TICK, .t_ms = 121, .actions = "rtx 1000", .queue_refuses = true },
+	A(130, 2000, FWD, ""),		/* the original arrived */
+	D(131, 2000),
+	A(191, 3000, FWD, ""),		/* 60 ms */
+	D(192, 3000), D(193, 4000),
+	A(253, 4000, FWD, ""),		/* 61 ms */
+	D(294, 5000),			/* no signal: 61 is below 40 + aqm_target */
+	END_,
+};
+
 /* The sender's retransmission replaces the cached copy: its timestamp is the current one. */
 static void sender_copy_replaces_ours(void)
 {
@@ -625,6 +646,8 @@ int main(void)
 	run_case("partial_ack_held", partial_ack_held, 4, false, 1000000, NULL,
 		 "partial_acks_held=1 local_rtx=1 congestion_signals=1 dupacks_forwarded=2");
 	run_case("clamp", clamp, 4, false, 1000000, clamp_on, "window_clamped=2");
+	run_case("refused_rtx_is_no_sample", refused_rtx_is_no_sample, 4, false, 1000000, NULL,
+		 "queue_drops=1 congestion_signals=1 local_rtx_timer=1");
 	run_case("repair_window", repair_window, 4, false, 1000000, clamp_on,
 		 "repair_window_updates=3 dupacks_dropped=7 local_rtx=1");
 	run_case("repair_window/off", repair_window_off, 4, false, 1000000, clamp_on_no_updates,
