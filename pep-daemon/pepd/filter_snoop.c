@@ -129,6 +129,24 @@ static struct seg *timer_head(struct flow *f)
 	return NULL;
 }
 
+/*
+ * When the local timer of h expires.  The hop is a FIFO: while it goes on
+ * delivering transmissions made before h's latest, h is waiting in the
+ * queue behind them, not lost; so the timeout runs from the later of h's
+ * send and the last such delivery.  (A delivery of anything sent after h
+ * proves h lost at once: detect_losses.)  Timed from the send alone, a
+ * queue that stood longer than the smoothed RTT promised set off local
+ * rounds for segments that were only late.
+ */
+static uint64_t timer_deadline(const struct snoop_state *s, const struct seg *h, const struct pep_config *cfg)
+{
+	uint64_t from = h->last_tx_ns;
+
+	if (s->delivered < h->tx_order && s->delivered_ns > from)
+		from = s->delivered_ns;
+	return from + snoop_rto(s, cfg);
+}
+
 static void rearm(struct flow *f, const struct pep_ctx *ctx, struct pep_out *out)
 {
 	struct seg *h = timer_head(f);
@@ -141,7 +159,7 @@ static void rearm(struct flow *f, const struct pep_ctx *ctx, struct pep_out *out
 		}
 		return;
 	}
-	at = h->last_tx_ns + snoop_rto(&f->st.snoop, ctx->cfg);
+	at = timer_deadline(&f->st.snoop, h, ctx->cfg);
 	if (at != f->deadline) {
 		out->timer_op = TIMER_SET;
 		out->timer_at = at;
@@ -470,14 +488,11 @@ static void on_dupack(const struct snoop_policy *pol, struct flow *f, const stru
 	}
 }
 
-static void on_ack(const struct snoop_policy *pol, struct flow *f, const struct pkt *p, const struct pep_ctx *ctx,
-		   struct pep_out *out)
+static void on_ack_evidence(const struct snoop_policy *pol, struct flow *f, const struct pkt *p,
+			    const struct pep_ctx *ctx, struct pep_out *out, bool sackm, bool pure)
 {
 	struct snoop_state *s = &f->st.snoop;
-	bool sackm = snoop_sack_mode(f, ctx);
-	bool pure = p->payload_len == 0 && !(p->flags & (TCPF_SYN | TCPF_FIN | TCPF_RST));
 
-	COUNT(ctx, f, ack_packets, 1);
 	if (!(p->flags & TCPF_ACK))
 		return;
 	if (!s->ack_seen || (s->data_seen && seq_after(p->ack, s->snd_max))) {
@@ -537,6 +552,20 @@ static void on_ack(const struct snoop_policy *pol, struct flow *f, const struct 
 	}
 }
 
+static void on_ack(const struct snoop_policy *pol, struct flow *f, const struct pkt *p, const struct pep_ctx *ctx,
+		   struct pep_out *out)
+{
+	struct snoop_state *s = &f->st.snoop;
+	bool sackm = snoop_sack_mode(f, ctx);
+	bool pure = p->payload_len == 0 && !(p->flags & (TCPF_SYN | TCPF_FIN | TCPF_RST));
+	uint64_t delivered = s->delivered;
+
+	COUNT(ctx, f, ack_packets, 1);
+	on_ack_evidence(pol, f, p, ctx, out, sackm, pure);
+	if (s->delivered > delivered)
+		s->delivered_ns = ctx->now;
+}
+
 void snoop_packet(const struct snoop_policy *pol, struct flow *f, const struct pkt *p, enum pep_dir dir,
 		  const struct pep_ctx *ctx, struct pep_out *out)
 {
@@ -561,10 +590,9 @@ void snoop_packet(const struct snoop_policy *pol, struct flow *f, const struct p
 void snoop_timer(const struct snoop_policy *pol, struct flow *f, const struct pep_ctx *ctx, struct pep_out *out)
 {
 	struct snoop_state *s = &f->st.snoop;
-	uint64_t rto = snoop_rto(s, ctx->cfg);
 	struct seg *h = timer_head(f);
 
-	if (h && ctx->now >= h->last_tx_ns + rto) {
+	if (h && ctx->now >= timer_deadline(s, h, ctx->cfg)) {
 		/*
 		 * The oldest hole only, as in Snoop: a timeout is no evidence of
 		 * loss (the segment may be queued behind a long egress queue), so

@@ -35,6 +35,7 @@ struct snoop_state {
 	uint32_t dup_discount;	/* dupacks for last_ack still expected from our extra copies */
 	uint64_t tx_counter;	/* ordinal of the latest transmission towards the wireless host */
 	uint64_t delivered;	/* highest ordinal known (or inferred) to have arrived */
+	uint64_t delivered_ns;	/* ... when it last grew */
 	uint64_t srtt_ns;
 	uint64_t rttvar_ns;
 	bool rtt_valid;

@@ -143,11 +143,11 @@ static const struct step acked_rtx[] = {
 static const struct step tail_timer[] = {
 	D(0, 0), D(1, 1000),
 	A(40, 1000, FWD, ""),		/* srtt 40 ms, rttvar 20 ms: rto 120 ms */
-	TK(121, "rtx 1000"),
-	TK(361, "rtx 1000"),		/* 240 ms after */
-	TK(841, "rtx 1000"),		/* 480 ms */
-	TK(1801, "rtx 1000"),		/* 960 ms */
-	TK(2801, ""),			/* rto_max 1 s; four rounds done: left to the sender */
+	TK(161, "rtx 1000"),		/* from 40: 1000 may have waited behind 0 until then */
+	TK(401, "rtx 1000"),		/* 240 ms after */
+	TK(881, "rtx 1000"),		/* 480 ms */
+	TK(1841, "rtx 1000"),		/* 960 ms */
+	TK(2841, ""),			/* rto_max 1 s; four rounds done: left to the sender */
 	A(2850, 1000, FWD, ""),		/* so its dupacks pass */
 	END_,
 };
@@ -157,7 +157,8 @@ static const struct step tail_timer[] = {
  * behind the hole: their age (201 ms for 4000) is the repair's, not the
  * hop's round trip.  The sample is the segment sent last (here the
  * repair itself: none, Karn), so 5000 is no congestion signal and the
- * local timeout stays at 100 ms: the lost tail is repaired at 211 + 100.
+ * local timeout stays at 100 ms: the lost tail is repaired 100 ms after
+ * 5000, sent just before it, arrived (250 + 100).
  * Taking 4000's age as a sample, the hop's delay seemed to stand 161 ms
  * above its minimum (5000 dropped as a congestion signal) and the timeout
  * grew to 281 ms.
@@ -171,8 +172,8 @@ static const struct step repair_is_no_sample[] = {
 	A(205, 5000, FWD, ""),		/* repaired: no sample */
 	D(210, 5000), D(211, 6000),
 	A(250, 6000, FWD, ""),		/* 40 ms: srtt 40, rttvar 15, rto 100 */
-	TK(311, "rtx 6000"),		/* 6000 was lost */
-	A(352, 7000, FWD, ""),
+	TK(351, "rtx 6000"),		/* 6000 was lost: 100 ms after 5000, sent before it, arrived */
+	A(392, 7000, FWD, ""),
 	END_,
 };
 
@@ -184,10 +185,10 @@ static const struct step repair_is_no_sample[] = {
 static const struct step timer_then_late_original[] = {
 	D(0, 0), D(1, 1000), D(60, 2000), D(61, 3000),
 	A(40, 1000, FWD, ""),
-	TK(121, "rtx 1000"),
-	A(125, 2000, FWD, ""),		/* the original was only late; 2000 and 3000 are still queued */
-	A(126, 3000, FWD, ""),
-	A(127, 4000, FWD, ""),
+	TK(161, "rtx 1000"),		/* 40 + rto 120 */
+	A(165, 2000, FWD, ""),		/* the original was only late; 2000 and 3000 are still queued */
+	A(166, 3000, FWD, ""),
+	A(167, 4000, FWD, ""),
 	END_,
 };
 
@@ -435,8 +436,8 @@ static const struct step growing_window[] = {
 	A(40, 1000, FWD, ""),
 	AW(42, 1000, 1100, FWD, ""),
 	AW(43, 1000, 1200, FWD, ""),
-	TK(121, "rtx 1000"),
-	AW(162, 4000, 1300, FWD, ""),
+	TK(161, "rtx 1000"),
+	AW(202, 4000, 1300, FWD, ""),
 	END_,
 };
 
@@ -487,19 +488,19 @@ static const struct step queue_drop_priority_rtx[] = {
  * ACK for the (only late) original is no RTT sample of it: timed from the
  * refusal it would read 9 ms, a minimum far below the hop's 40, against
  * which the later 60 ms samples look like a standing queue and the segment
- * at 294 would be dropped as a congestion signal (aqm_target 40 ms, above
- * it for 100 ms since 192).
+ * at 334 would be dropped as a congestion signal (aqm_target 40 ms, above
+ * it for 100 ms since 232).
  */
 static const struct step refused_rtx_is_no_sample[] = {
 	D(0, 0), D(1, 1000),
 	A(40, 1000, FWD, ""),		/* srtt 40, rttvar 20: rto 120 */
-	{ .kind = TICK, .t_ms = 121, .actions = "rtx 1000", .queue_refuses = true },
-	A(130, 2000, FWD, ""),		/* the original arrived */
-	D(131, 2000),
-	A(191, 3000, FWD, ""),		/* 60 ms */
-	D(192, 3000), D(193, 4000),
-	A(253, 4000, FWD, ""),		/* 61 ms */
-	D(294, 5000),			/* no signal: 61 is below 40 + aqm_target */
+	{ .kind = TICK, .t_ms = 161, .actions = "rtx 1000", .queue_refuses = true },
+	A(170, 2000, FWD, ""),		/* the original arrived */
+	D(171, 2000),
+	A(231, 3000, FWD, ""),		/* 60 ms */
+	D(232, 3000), D(233, 4000),
+	A(293, 4000, FWD, ""),		/* 61 ms */
+	D(334, 5000),			/* no signal: 61 is below 40 + aqm_target */
 	END_,
 };
 
@@ -596,8 +597,34 @@ static void small_cache(struct pep_config *c)
 	c->flow_cache_bytes = 2200;	/* two 1052-byte packets */
 }
 
+/*
+ * A standing queue: a segment every 10 ms, each acknowledged 100 ms after
+ * it was sent, for long enough that rttvar has all but vanished (the local
+ * timeout is 100 + 1 ms).  Then the queue holds 5 ms more: segment 25,
+ * sent at 250, is acknowledged at 355.  Timed from its send, it would be
+ * retransmitted at 351 although the hop had gone on delivering what was
+ * sent before it until 340: a spurious round.  Timed from that last
+ * delivery, its timeout is 441, and its ACK comes first.
+ */
+static void late_in_a_steady_queue(void)
+{
+	static struct step steps[80];
+	unsigned int n = 0, t;
+
+	for (t = 0; t <= 350; t += 10) {
+		if (t >= 100 && t <= 340)
+			steps[n++] = (struct step)A(t, (t / 10 - 10 + 1) * 1000, FWD, "");
+		steps[n++] = (struct step)D(t, t / 10 * 1000);
+	}
+	steps[n++] = (struct step)TK(351, "");
+	steps[n++] = (struct step)A(355, 26000, FWD, "");
+	steps[n++] = (struct step)END_;
+	run_case("late_in_a_steady_queue", steps, 4, true, 1000000, NULL, "local_rtx_timer=0 timer_expiries=0");
+}
+
 int main(void)
 {
+	late_in_a_steady_queue();
 	sender_copy_replaces_ours();
 	run_case("single_loss", single_loss, 4, false, 1000000, NULL,
 		 "local_rtx=1 dupacks_dropped=3 cached_packets=5 dupacks_forwarded=0 "
