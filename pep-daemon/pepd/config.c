@@ -105,9 +105,16 @@ static const struct cfg_key keys[] = {
 	  .help = "drop sender retransmissions of data the receiver has acknowledged and answer them with an ACK "
 		  "in its name (Snoop)" },
 	{ .name = "window_clamp", .type = CFG_BOOL, F(window_clamp), .def = "true",
-	  .help = "snoop: cap the window the sender sees at twice the path's bandwidth-delay product (the hop's "
-		  "delivery rate x the path's minimum round trip), lower while the egress queue refuses "
-		  "segments, so that hiding losses does not let the sender overrun this box's queue" },
+	  .help = "snoop: cap the window the sender sees at window_clamp_percent of the path's bandwidth-delay "
+		  "product (the hop's delivery rate x the path's minimum round trip), lower while the egress "
+		  "queue refuses segments, so that hiding losses does not let the sender overrun this box's "
+		  "queue" },
+	{ .name = "window_clamp_percent", .type = CFG_UINT, F(window_clamp_percent), .min = 100, .max = 400,
+	  .def = "150", .unit = "percent of the path's BDP",
+	  .help = "snoop: the window clamp, in percent of the path's bandwidth-delay product: what the path may "
+		  "hold beyond what the wireless host has received; the excess over 100 % is the queue this box "
+		  "allows on purpose (and not counted as congestion by aqm_target); 200 kept the sender going "
+		  "through repairs before repair_window_updates, which makes a smaller one enough" },
 	{ .name = "repair_window_updates", .type = CFG_BOOL, F(repair_window_updates), .def = "true",
 	  .help = "snoop: while this box repairs a hole, pass the wireless host's duplicate ACKs on to the "
 		  "sender as window updates (SACK blanked) that open the clamped window by what arrived above "

@@ -85,6 +85,7 @@ struct pep_config {
 	bool ack_acked_rtx;
 	bool window_clamp;
 	bool repair_window_updates;
+	uint32_t window_clamp_percent;
 	uint64_t aqm_target_ns;
 	uint64_t aqm_interval_ns;
 	enum pep_forward forward;

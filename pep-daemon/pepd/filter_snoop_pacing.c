@@ -3,20 +3,23 @@
  * Pacing.  The papers' senders had small windows (ns-2's 20 packets); a
  * Linux sender's window grows until something stops it.  With
  * window_clamp, the window field of ACKs passed to the sender is cut to
- * twice the path's bandwidth-delay product: the hop's delivery rate (max
- * of the last SNOOP_RATE_SAMPLES samples, one per hop RTT) times the
- * path's minimum round trip (the hop's, from cached segments, plus the
- * wired side's: from passing an ACK to the data that echoes its
- * timestamp).  Twice (BBR's cwnd gain), because while a hole is repaired
- * here the cumulative ACK stands still and the sender can only go on
- * sending if its window holds more than one round trip of data.  The
- * right edge never moves back (RFC 9293 3.8.6).  The queue this allows (up
- * to one path round trip) is not congestion: aqm_target counts above it.
+ * window_clamp_percent (150 %) of the path's bandwidth-delay product: the
+ * hop's delivery rate (max of the last SNOOP_RATE_SAMPLES samples, one per
+ * hop RTT) times the path's minimum round trip (the hop's, from cached
+ * segments, plus the wired side's: from passing an ACK to the data that
+ * echoes its timestamp).  The clamp bounds what the path holds, not what
+ * lies above the cumulative ACK: while a hole is repaired here, what the
+ * wireless host received above it is added (repair_window_updates), so the
+ * sender goes on at the rate of arrivals and no longer needs a window of
+ * two round trips (the old 200 %, BBR's cwnd gain) to get through a
+ * repair.  The excess over one BDP absorbs the estimate's errors and ACK
+ * compression.  The right edge never moves back (RFC 9293 3.8.6).  The
+ * queue this allows is not congestion: aqm_target counts above it.
  * The congestion signals are then for what the clamp cannot see (other
  * traffic, a slower channel, a window that is not scaled as expected).
  * The egress queue's limit counts packets, the clamp bytes: with small
- * segments (Huang and Ferng's 512 bytes: 2 x BDP is 62 of them) twice the
- * BDP is more than the queue holds.  So a refusal also caps the clamp at
+ * segments (Huang and Ferng's 512 bytes: 2 x BDP is 62 of them) the clamp
+ * can be more than the queue holds.  So a refusal also caps the clamp at
  * what was outstanding on the hop then, less one segment (never below one
  * BDP), for QUEUE_CAP_HOLD_NS after the last refusal: the window stops at what the
  * queue can take instead of overflowing it again every round trip.
@@ -97,7 +100,7 @@ uint64_t snoop_clamp_bytes(const struct flow *f, const struct pep_config *cfg)
 		return 0;
 	if (s->rate_n >= 2 && snoop_path_min_rtt(s))
 		bdp = snoop_max_rate(s) * snoop_path_min_rtt(s) / 1000000000ULL;
-	bytes = SNOOP_CLAMP_GAIN * bdp;
+	bytes = bdp * cfg->window_clamp_percent / 100;
 	/* never below one BDP: a smaller window leaves the link idle whatever the queue */
 	if (s->queue_cap && (!bytes || bytes > s->queue_cap))
 		bytes = s->queue_cap > bdp ? s->queue_cap : bdp;

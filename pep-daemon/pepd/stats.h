@@ -32,7 +32,7 @@
 	X(sender_rtx, "sender retransmissions seen")                                                           \
 	X(timer_expiries, "local retransmission timer expiries")                                               \
 	X(stale_acks_dropped, "ACKs older than the last one seen, dropped")                                    \
-	X(window_clamped, "ACKs passed with their window cut to the path's bandwidth-delay product")          \
+	X(window_clamped, "ACKs passed with their window cut to the window clamp")          \
 	X(repair_window_updates, "duplicate ACKs of a hole repaired here, passed as window updates")            \
 	X(partial_acks_held, "partial ACKs kept from a recovering sender while this box repairs the next hole") \
 	X(sender_rtx_dropped, "sender retransmissions of segments being repaired here, dropped")                \

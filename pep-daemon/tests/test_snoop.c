@@ -388,6 +388,51 @@ static const struct step repair_window_sack[] = {
 };
 
 /*
+ * window_clamp_percent: the clamp table's path (25 kB/s, a 40 ms hop, the
+ * wired RTT now 10 ms: the data at 200 echo the ACK of 190), a BDP of
+ * 1250 bytes.  At 150 % (the default) the clamp is its floor of four
+ * segments, at 400 % 5000 bytes: the window from 14000 once the edge of
+ * 17000 (the receiver's own, at 310) is behind.
+ */
+static const struct step clamp_percent_150[] = {
+	D(0, 0),
+	AW(40, 1000, 13000, FWD, ""),
+	D(100, 1000),
+	D(101, 2000), D(102, 3000), D(103, 4000), D(104, 5000),
+	AW(140, 2000, 13000, FWD, ""),
+	AW(150, 3000, 13000, FWD, ""),
+	AW(160, 4000, 13000, FWD, ""),
+	AW(190, 5000, 13000, FWD, ""),
+	D(200, 6000), D(201, 7000),
+	D(202, 8000), D(203, 9000), D(204, 10000), D(205, 11000), D(206, 12000), D(207, 13000),
+	AW(300, 6000, 13000, FWD, "win 12000"),
+	AW(305, 7000, 13000, FWD, "win 11000"),
+	AW(310, 8000, 9000, FWD, ""),
+	AW(340, 9000, 13000, FWD, "win 8000"),
+	AW(345, 14000, 13000, FWD, "win 4000"),
+	END_,
+};
+
+static const struct step clamp_percent_400[] = {
+	D(0, 0),
+	AW(40, 1000, 13000, FWD, ""),
+	D(100, 1000),
+	D(101, 2000), D(102, 3000), D(103, 4000), D(104, 5000),
+	AW(140, 2000, 13000, FWD, ""),
+	AW(150, 3000, 13000, FWD, ""),
+	AW(160, 4000, 13000, FWD, ""),
+	AW(190, 5000, 13000, FWD, ""),
+	D(200, 6000), D(201, 7000),
+	D(202, 8000), D(203, 9000), D(204, 10000), D(205, 11000), D(206, 12000), D(207, 13000),
+	AW(300, 6000, 13000, FWD, "win 12000"),
+	AW(305, 7000, 13000, FWD, "win 11000"),
+	AW(310, 8000, 9000, FWD, ""),
+	AW(340, 9000, 13000, FWD, "win 8000"),
+	AW(345, 14000, 13000, FWD, "win 5000"),
+	END_,
+};
+
+/*
  * The egress queue refuses 8000 while 1000..8999 are outstanding on the hop
  * (8000 bytes): it holds about 7000.  Before any rate estimate, ACKs to the
  * sender then carry at most that (the right edge, 6000, is already behind).
@@ -576,6 +621,12 @@ static void clamp_on(struct pep_config *c)
 	c->rto_min_ns = 1000000000ULL;	/* and no local timer in the way */
 }
 
+static void clamp_on_400(struct pep_config *c)
+{
+	clamp_on(c);
+	c->window_clamp_percent = 400;
+}
+
 static void clamp_on_no_updates(struct pep_config *c)
 {
 	clamp_on(c);
@@ -673,6 +724,9 @@ int main(void)
 	run_case("partial_ack_held", partial_ack_held, 4, false, 1000000, NULL,
 		 "partial_acks_held=1 local_rtx=1 congestion_signals=1 dupacks_forwarded=2");
 	run_case("clamp", clamp, 4, false, 1000000, clamp_on, "window_clamped=2");
+	run_case("clamp/400", clamp, 4, false, 1000000, clamp_on_400, "window_clamped=2");
+	run_case("clamp_percent/150", clamp_percent_150, 4, false, 1000000, clamp_on, "window_clamped=4");
+	run_case("clamp_percent/400", clamp_percent_400, 4, false, 1000000, clamp_on_400, "window_clamped=4");
 	run_case("refused_rtx_is_no_sample", refused_rtx_is_no_sample, 4, false, 1000000, NULL,
 		 "queue_drops=1 congestion_signals=1 local_rtx_timer=1");
 	run_case("repair_window", repair_window, 4, false, 1000000, clamp_on,
