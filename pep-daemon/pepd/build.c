@@ -63,15 +63,25 @@ uint32_t build_ack(const struct ack_template *t, uint32_t ack, uint8_t *out)
 	return ip_len + tcp_len;
 }
 
-/* The option bytes that replace p's SACK option: NOPs, or one block and NOPs. */
-static void sack_option(const struct pkt *p, const struct sack_block *block, uint8_t *opt)
+/*
+ * The option bytes that replace p's SACK option: as many of the n blocks
+ * as its length holds (the option never grows), then NOPs; NOPs alone for
+ * none.
+ */
+static void sack_option(const struct pkt *p, const struct sack_block *blocks, int n, uint8_t *opt)
 {
+	int fit = p->sack_opt_len >= 2 ? (p->sack_opt_len - 2) / 8 : 0, i;
+
 	memset(opt, TCPOPT_NOP, p->sack_opt_len);
-	if (block && p->sack_opt_len >= 10) {
-		opt[0] = TCPOPT_SACK;
-		opt[1] = 10;
-		put32(opt + 2, block->start);
-		put32(opt + 6, block->end);
+	if (n > fit)
+		n = fit;
+	if (n <= 0)
+		return;
+	opt[0] = TCPOPT_SACK;
+	opt[1] = (uint8_t)(2 + 8 * n);
+	for (i = 0; i < n; i++) {
+		put32(opt + 2 + 8 * i, blocks[i].start);
+		put32(opt + 6 + 8 * i, blocks[i].end);
 	}
 }
 
@@ -83,21 +93,22 @@ static void edit(const struct pkt *p, uint8_t *out, uint32_t off, const uint8_t 
 
 void build_strip_sack(const struct pkt *p, uint8_t *out)
 {
-	build_edit_ack(p, true, NULL, -1, out);
+	build_edit_ack(p, true, NULL, 0, -1, out);
 }
 
 void build_one_sack(const struct pkt *p, const struct sack_block *block, uint8_t *out)
 {
-	build_edit_ack(p, false, block, -1, out);
+	build_edit_ack(p, false, block, 1, -1, out);
 }
 
-void build_edit_ack(const struct pkt *p, bool hide, const struct sack_block *one, int window, uint8_t *out)
+void build_edit_ack(const struct pkt *p, bool hide, const struct sack_block *blocks, int nblocks, int window,
+		    uint8_t *out)
 {
 	uint8_t opt[40], win[2];
 
 	memcpy(out, p->data, p->len);
-	if ((one || hide) && p->sack_opt_off) {
-		sack_option(p, one, opt);
+	if ((nblocks > 0 || hide) && p->sack_opt_off) {
+		sack_option(p, hide ? NULL : blocks, hide ? 0 : nblocks, opt);
 		edit(p, out, p->sack_opt_off, opt, p->sack_opt_len);
 	}
 	if (window >= 0) {

@@ -37,11 +37,13 @@ uint32_t build_ack(const struct ack_template *t, uint32_t ack, uint8_t *out);
  * could not check, e.g. with only the headers copied).
  *
  * build_edit_ack copies p into out applying what a filter asked for: the
- * SACK option blanked with NOPs (hide) or cut to one block (one, non-NULL),
- * the window field replaced (window >= 0); sequence numbers and lengths
- * unchanged.  build_strip_sack and build_one_sack are its two SACK edits.
+ * SACK option blanked with NOPs (hide) or replaced by nblocks blocks (as
+ * many as the option's length holds), the window field replaced (window >=
+ * 0); sequence numbers and lengths unchanged.  build_strip_sack and
+ * build_one_sack are two of its SACK edits.
  */
-void build_edit_ack(const struct pkt *p, bool hide, const struct sack_block *one, int window, uint8_t *out);
+void build_edit_ack(const struct pkt *p, bool hide, const struct sack_block *blocks, int nblocks, int window,
+		    uint8_t *out);
 void build_strip_sack(const struct pkt *p, uint8_t *out);
 void build_one_sack(const struct pkt *p, const struct sack_block *block, uint8_t *out);
 

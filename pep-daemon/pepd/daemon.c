@@ -358,8 +358,8 @@ void pepd_handle_packet(void *queue, const struct nfqueue_packet *pkt)
 
 		send_cached(q, f, &ctx, out.inject_seq, 1, false, &fallback);
 		nfqueue_verdict(&q->nfq, pkt->id, fallback ? NFQUEUE_ACCEPT : NFQUEUE_DROP, NULL, 0);
-	} else if (((out.sack_one || out.hide_sack) && p.sack_opt_off) || out.set_window) {
-		build_edit_ack(&p, out.hide_sack && p.sack_opt_off, out.sack_one && p.sack_opt_off ? &out.sack_one_block : NULL,
+	} else if (((out.sack_n || out.hide_sack) && p.sack_opt_off) || out.set_window) {
+		build_edit_ack(&p, out.hide_sack && p.sack_opt_off, out.sack_blocks, p.sack_opt_off ? out.sack_n : 0,
 			       out.set_window ? out.window : -1, q->scratch);
 		nfqueue_verdict(&q->nfq, pkt->id, NFQUEUE_ACCEPT, q->scratch, p.len);
 		q->stats.verdicts_mangled++;

@@ -55,8 +55,8 @@ struct pep_out {
 	enum pep_verdict verdict;
 	uint32_t inject_seq;	/* with VERDICT_INJECT */
 	bool hide_sack;		/* forward with the SACK option blanked */
-	bool sack_one;		/* forward with the SACK option cut to sack_one_block */
-	struct sack_block sack_one_block;
+	uint8_t sack_n;		/* forward with the SACK option cut to these blocks (0: as it came) */
+	struct sack_block sack_blocks[2];
 	bool set_window;	/* forward with the window field set to window (raw, unscaled) */
 	uint16_t window;
 	enum pep_timer_op timer_op;
@@ -114,7 +114,7 @@ static inline void out_reset(struct pep_out *out)
 	out->verdict = VERDICT_ACCEPT;
 	out->inject_seq = 0;
 	out->hide_sack = false;
-	out->sack_one = false;
+	out->sack_n = 0;
 	out->set_window = false;
 	out->timer_op = TIMER_KEEP;
 	out->timer_at = 0;

@@ -8,6 +8,8 @@
  * cached (lost before this box, or the cache was full), ACKs pass untouched:
  * that loss is the sender's to recover, and its SACK information is true.
  */
+#include <string.h>
+
 #include "filter_snoop.h"
 #include "flow.h"
 #include "seq.h"
@@ -155,11 +157,41 @@ static bool exposed_block(const struct flow *f, const struct pkt *p, uint32_t ex
 	return seq_after(blk->end, blk->start);
 }
 
+/*
+ * Below an exposed hole that is not the cumulative ACK's: everything from
+ * the end of the segment at the ACK (a hole this box repairs) up to it is
+ * received or held here, so one block says so.  Without it a RACK sender
+ * would take the received data there for lost as well and send it again.
+ */
+static bool block_below(const struct flow *f, const struct pkt *p, uint32_t exposed, struct sack_block *blk)
+{
+	long i = segq_find(&f->cache, p->ack);
+
+	if (exposed == p->ack || i < 0)
+		return false;
+	blk->start = segq_at(&f->cache, (uint32_t)i)->end;
+	blk->end = exposed;
+	return seq_before(blk->start, blk->end);
+}
+
+static bool same_blocks(const struct pkt *p, const struct sack_block *blocks, uint8_t n)
+{
+	uint8_t i;
+
+	if (p->nsack != n)
+		return false;
+	for (i = 0; i < n; i++)
+		if (p->sack[i].start != blocks[i].start || p->sack[i].end != blocks[i].end)
+			return false;
+	return true;
+}
+
 void snoop_present_sack(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out,
 			    bool sackm)
 {
 	uint32_t exposed = p->ack;
-	struct sack_block one;
+	struct sack_block blocks[2];
+	uint8_t n = 0;
 
 	if (!sackm || !p->nsack || !ctx->cfg->hide_sack || out->verdict != VERDICT_ACCEPT)
 		return;
@@ -168,10 +200,14 @@ void snoop_present_sack(struct flow *f, const struct pkt *p, const struct pep_ct
 		COUNT(ctx, f, sack_hidden, 1);
 		return;
 	}
-	if (exposed_block(f, p, exposed, &one) &&
-	    !(p->nsack == 1 && one.start == p->sack[0].start && one.end == p->sack[0].end)) {
-		out->sack_one = true;
-		out->sack_one_block = one;
+	/* the sender's hole first: its block carries the newest arrivals */
+	if (exposed_block(f, p, exposed, &blocks[n]))
+		n++;
+	if (block_below(f, p, exposed, &blocks[n]))
+		n++;
+	if (n && !same_blocks(p, blocks, n)) {
+		out->sack_n = n;
+		memcpy(out->sack_blocks, blocks, n * sizeof(blocks[0]));
 		COUNT(ctx, f, sack_trimmed, 1);
 	}
 }

@@ -208,9 +208,9 @@ static inline void h_format(const struct harness *h, const struct pep_out *out, 
 		if (used >= len)
 			return;
 	}
-	if (out->sack_one)
-		used += (size_t)snprintf(buf + used, len - used, "%ssack %u-%u", used ? ", " : "",
-					 out->sack_one_block.start - h->isn_fh - 1, out->sack_one_block.end - h->isn_fh - 1);
+	for (i = 0; i < out->sack_n && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%u-%u", i ? " " : used ? ", sack " : "sack ",
+					 out->sack_blocks[i].start - h->isn_fh - 1, out->sack_blocks[i].end - h->isn_fh - 1);
 	if (out->set_window && used < len)
 		snprintf(buf + used, len - used, "%swin %u", used ? ", " : "", out->window);
 }

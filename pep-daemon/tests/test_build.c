@@ -74,12 +74,36 @@ static void strip_sack(void)
 	/* every edit of an ACK whose ack number was corrupted on the air: the checksum stays wrong */
 	in[p.tcp_off + 9] ^= 0x04;
 	pkt_parse(in, n, &p);
-	build_edit_ack(&p, true, NULL, 77, out);
+	build_edit_ack(&p, true, NULL, 0, 77, out);
 	pkt_parse(out, n, &q);
 	CHECK(!tcp_checksum_ok(&q) && q.window == 77 && q.nsack == 0, "a corrupted ACK, edited, is still caught");
 	build_one_sack(&p, &(struct sack_block){ 4000, 5000 }, out);
 	pkt_parse(out, n, &q);
 	CHECK(!tcp_checksum_ok(&q) && q.nsack == 1, "... cut to one block, too");
+}
+
+/* Two blocks where the option had three; one where it had one: it never grows. */
+static void sack_blocks(void)
+{
+	static const struct sack_block two[2] = { { 6000, 7000 }, { 2000, 3000 } };
+	struct tpkt t = { .family = 4, .from_fh = false, .seq = 5, .ack = 1000, .flags = TCPF_ACK, .win = 9,
+			  .ts = true, .tsval = 3, .nsack = 3, .sack = { { 2000, 3000 }, { 4000, 5000 }, { 6000, 7000 } } };
+	uint8_t in[2048], out[2048];
+	struct pkt p, q;
+	uint32_t n = tc_build(&t, in, sizeof(in));
+
+	CHECK(pkt_parse(in, n, &p) == PKT_OK, "SACK ACK parses");
+	build_edit_ack(&p, false, two, 2, -1, out);
+	CHECK(pkt_parse(out, n, &q) == PKT_OK && q.nsack == 2, "two blocks (%d)", q.nsack);
+	CHECK(q.sack[0].start == 6000 && q.sack[0].end == 7000 && q.sack[1].start == 2000 && q.sack[1].end == 3000,
+	      "the blocks in order");
+	CHECK(tcp_checksum_ok(&q) && q.len == p.len && q.has_ts && q.tsval == 3, "checksum, length, timestamps");
+	t.nsack = 1;
+	n = tc_build(&t, in, sizeof(in));
+	CHECK(pkt_parse(in, n, &p) == PKT_OK && p.nsack == 1, "one-block ACK parses");
+	build_edit_ack(&p, false, two, 2, -1, out);
+	CHECK(pkt_parse(out, n, &q) == PKT_OK && q.nsack == 1 && q.sack[0].start == 6000, "only the first fits");
+	CHECK(tcp_checksum_ok(&q), "its checksum");
 }
 
 struct collected {
@@ -232,6 +256,7 @@ static void one_slice(void)
 
 int main(void)
 {
+	sack_blocks();
 	acks();
 	strip_sack();
 	slices();

@@ -549,6 +549,25 @@ static const struct step refused_rtx_is_no_sample[] = {
 	END_,
 };
 
+/*
+ * The sender's hole (3000, refused by the queue: the episode's signal)
+ * above one this box repairs (1000, lost on the air).  The sender is shown
+ * two blocks: above its hole, what arrived or is held here (4000-7000, 5000
+ * being repaired), and below it, what arrived (2000-3000); with the lower
+ * one cut away it would take 2000 for lost as well and send it again.
+ */
+static const struct step exposed_above_ours[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), DQ(3, 3000), D(4, 4000), D(5, 5000), D(6, 6000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, DROP, false, "rtx 1000", 1, { 2000, 3000 }),
+	AS(44, 1000, FWD, false, "", 2, { 4000, 5000 }, { 2000, 3000 }),	/* as it came: both true */
+	AS(46, 1000, FWD, false, "rtx 5000, sack 4000-7000 2000-3000", 3, { 6000, 7000 }, { 4000, 5000 },
+	   { 2000, 3000 }),
+	D(80, 3000),			/* the sender's fast retransmit */
+	A(120, 7000, FWD, ""),
+	END_,
+};
+
 /* The sender's retransmission replaces the cached copy: its timestamp is the current one. */
 static void sender_copy_replaces_ours(void)
 {
@@ -729,6 +748,8 @@ int main(void)
 	run_case("clamp_percent/400", clamp_percent_400, 4, false, 1000000, clamp_on_400, "window_clamped=4");
 	run_case("refused_rtx_is_no_sample", refused_rtx_is_no_sample, 4, false, 1000000, NULL,
 		 "queue_drops=1 congestion_signals=1 local_rtx_timer=1");
+	run_case("exposed_above_ours", exposed_above_ours, 4, true, 1000000, NULL,
+		 "sack_trimmed=1 local_rtx=2 congestion_signals=1");
 	run_case("repair_window", repair_window, 4, false, 1000000, clamp_on,
 		 "repair_window_updates=3 dupacks_dropped=7 local_rtx=1");
 	run_case("repair_window/off", repair_window_off, 4, false, 1000000, clamp_on_no_updates,
