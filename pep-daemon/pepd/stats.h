@@ -26,7 +26,7 @@
 	X(dupacks_dropped, "duplicate ACKs kept from the sender")                                              \
 	X(dupacks_forwarded, "duplicate ACKs passed to the sender")                                            \
 	X(sack_hidden, "ACKs forwarded with their SACK option blanked")                                        \
-	X(sack_trimmed, "ACKs forwarded with SACK cut to the block above the hole left to the sender")         \
+	X(sack_trimmed, "ACKs forwarded with SACK cut to the blocks around the hole left to the sender")       \
 	X(acks_generated, "ACKs written by pepd on behalf of the wireless host")                               \
 	X(data_dropped, "sender retransmissions of acknowledged data dropped")                                 \
 	X(sender_rtx, "sender retransmissions seen")                                                           \
