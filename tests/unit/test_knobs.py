@@ -55,7 +55,7 @@ def test_a_drifted_copy_fails_the_check(built: None, tmp_path: Path, capsys: pyt
     edits = {
         "Documentation/pepd.rst": ("   * - ``rtx_thresh``\n     - integer 1..16\n     - 2\n", "- 2\n", "- 1\n"),
         "pep-daemon/arqd.conf.example": ("# integer 0..255 (retransmissions)\n", "0..255", "0..8"),
-        "pep-daemon/pepd.schema.json": ('"name": "window_clamp"', "twice the path's", "the path's"),
+        "pep-daemon/pepd.schema.json": ('"name": "window_clamp"', "window_clamp_percent of the path's", "the path's"),
         "Documentation/man/arqd.8.rst": ("``max_rtx`` (``--max-rtx``)", "default: 4.", "default: 3."),
         "packaging/openwrt/net/airtcp/files/pepd.config": ("#option rto_min", "'20ms'", "'30ms'"),
     }
