@@ -43,12 +43,30 @@ from .wifi import DEFAULT_QUEUE_FRAMES, WIFI_DIRECTION_KEYS, WifiSpec, parse_que
 LINK_NAMES = ("internet", "wired", "wireless")
 DIRECTIONS = ("down", "up")
 DISTRIBUTIONS = ("uniform", "normal", "pareto", "paretonormal")
-SCHEDULERS = ("fifo", "priority")
+SCHEDULERS = ("fifo", "priority", "fq_codel")
 # The priority scheduler's classes.  A packet whose SO_PRIORITY is the
 # priority class's id (pepd's ``rtx_priority``) goes ahead of the queue.
 PRIORITY_CLASS = "1:10"
 PRIORITY_CLASS_SO_PRIORITY = 0x10010
 NORMAL_CLASS = "1:20"
+# The fq_codel scheduler: a root netem (delay, loss) whose child is an HTB
+# at the rate whose one class's leaf is fq_codel.  fq_codel's handle must
+# not be 1: (the netem's): fq_codel puts a packet whose skb->priority is
+# MAJOR:n of its own handle into flow n, and pepd's rtx_priority is 1:10.
+FQ_CODEL_HTB = "2:"
+FQ_CODEL_CLASS = "2:1"
+FQ_CODEL_HANDLE = "3:"
+# fq_codel's own defaults (sch_fq_codel.c fq_codel_init), written out so
+# that tc shows them and the read-back can check them; ECN off (see
+# Documentation/netem-profiles.rst, "The scheduler").
+FQ_CODEL_TARGET_S = 0.005
+FQ_CODEL_INTERVAL_S = 0.100
+# netem counts the packets of its child in its own queue length
+# (sch_netem.c: a packet moved to the child stays in sch->q.qlen until the
+# child gives it back or drops it), so the root netem's limit is fq_codel's
+# plus room for the delay line: 100 000 MTU packets is 1.2 s at 1 Gbit/s,
+# more than any link here delivers within a delay, so that netem never drops.
+FQ_CODEL_DELAY_LINE_PACKETS = 100_000
 DIRECTION_KEYS = (
     "rate", "overhead", "delay", "jitter", "distribution", "queue", "limit", "loss", "packet_size", "scheduler"
 )  # fmt: skip
@@ -88,12 +106,16 @@ class Direction:
 
         Always the full parameter set: ``tc qdisc change`` resets anything
         left out (Documentation/kernel-notes.rst §6), so a partial set would silently drift.
+        With the fq_codel scheduler these are always the root netem's: no
+        rate (the HTB below has it) and netem_limit().
         """
         if self.wifi:
             return (
                 ["limit", str(DEFAULT_LIMIT_PACKETS), "delay", format_duration_us(self.delay_s)] if self.delay_s else []
             )
-        args = ["limit", str(self.limit_packets), "delay", format_duration_us(self.delay_s)]
+        if self.scheduler == "fq_codel":
+            with_rate = False
+        args = ["limit", str(self.netem_limit()), "delay", format_duration_us(self.delay_s)]
         if self.jitter_s > 0:
             args += [format_duration_us(self.jitter_s)]
             if self.distribution != "uniform":
@@ -104,6 +126,13 @@ class Direction:
                 args += [str(self.overhead_bytes)]
         return args + self.loss.netem_args()
 
+    def netem_limit(self) -> int:
+        """The netem's ``limit``: the direction's, except under fq_codel
+        (whose limit the direction's is) where it must never drop."""
+        if self.scheduler == "fq_codel":
+            return self.limit_packets + FQ_CODEL_DELAY_LINE_PACKETS
+        return self.limit_packets
+
     def tc_commands(self, dev: str) -> list[list[str]]:
         """``tc -batch`` lines that build this direction's egress on ``dev``.
 
@@ -112,7 +141,10 @@ class Direction:
         and serves its priority class first, each class a netem with the
         delay and loss but no rate.  HTB's classes here guarantee almost
         nothing and borrow the rest from the parent, because HTB orders by
-        ``prio`` only among classes that borrow.
+        ``prio`` only among classes that borrow.  fq_codel: a root netem
+        with the delay and loss, no rate, whose child (netem hands it each
+        packet once its delay has passed) is an HTB at the rate whose one
+        class's leaf is fq_codel with ``limit_packets``.
         """
         if self.wifi:
             return [["qdisc", "replace", "dev", dev, "root", "netem", *self.netem_args()]] if self.delay_s else []
@@ -121,6 +153,18 @@ class Direction:
         rate = format_rate(self.rate_bps)
         floor = format_rate(max(8, self.rate_bps // 1000))
         overhead = ["overhead", str(self.overhead_bytes)] if self.overhead_bytes else []
+        if self.scheduler == "fq_codel":
+            # An explicit quantum: HTB warns when rate/r2q is below 1000 or above 200000 bytes.
+            return [
+                ["qdisc", "replace", "dev", dev, "root", "handle", "1:", "netem", *self.netem_args()],
+                ["qdisc", "add", "dev", dev, "parent", "1:1", "handle", FQ_CODEL_HTB, "htb", "default",
+                 FQ_CODEL_CLASS.split(":")[1]],
+                ["class", "add", "dev", dev, "parent", FQ_CODEL_HTB, "classid", FQ_CODEL_CLASS, "htb", "rate", rate,
+                 "ceil", rate, "quantum", str(MTU_BYTES + 14), *overhead],
+                ["qdisc", "add", "dev", dev, "parent", FQ_CODEL_CLASS, "handle", FQ_CODEL_HANDLE, "fq_codel",
+                 "limit", str(self.limit_packets), "target", format_duration_us(FQ_CODEL_TARGET_S),
+                 "interval", format_duration_us(FQ_CODEL_INTERVAL_S), "noecn"],
+            ]  # fmt: skip
         # An explicit quantum: the kernel warns about the tiny guaranteed rates otherwise.
         commands = [
             ["qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", NORMAL_CLASS.split(":")[1]],
@@ -311,7 +355,9 @@ def netem_mismatches(direction: Direction, options: Mapping[str, object], with_r
         if abs(got_value - want) > tolerance:
             problems.append(f"{what} is {got!r}, profile says {want:g}")
 
-    check("limit", options.get("limit"), direction.limit_packets, 0)
+    if direction.scheduler == "fq_codel":
+        with_rate = False  # the root netem of the fq_codel scheduler never has the rate
+    check("limit", options.get("limit"), direction.netem_limit(), 0)
     check("delay", table("delay").get("delay", 0), direction.delay_s, 1e-6)
     check("jitter", table("delay").get("jitter", 0), direction.jitter_s, 1e-6)
     check("rate", table("rate").get("rate"), direction.rate_bps / 8 if with_rate else 0, 0.5)
@@ -341,11 +387,13 @@ def qdisc_mismatches(spec: Direction, qdiscs: list[dict[str, Any]], dev: str, pa
 
 
 def parse_htb_classes(out: str) -> dict[str, dict[str, object]]:
-    """``tc class show`` of a device, HTB classes by id: prio and ceil (bit/s).
+    """``tc class show`` of a device, HTB classes by id: prio, rate and
+    ceil (bit/s), overhead (bytes).
 
     iproute2 before 6.x prints HTB classes as text even under ``-j``
     (``class htb 1:10 parent 1:1 leaf 10: prio 0 rate 2Kbit ceil 2Mbit
     ...``); later ones print JSON, rates in bytes per second.  Both are read.
+    Both print the overhead only when it is not 0.
     """
     classes: dict[str, dict[str, object]] = {}
     text = out.strip()
@@ -353,9 +401,12 @@ def parse_htb_classes(out: str) -> dict[str, dict[str, object]]:
         for entry in json.loads(text):
             if isinstance(entry, dict) and entry.get("class") == "htb":
                 ceil = entry.get("ceil")
+                rate = entry.get("rate")
                 classes[str(entry.get("handle"))] = {
                     "prio": entry.get("prio"),
+                    "rate_bps": float(rate) * 8 if isinstance(rate, (int, float)) else None,
                     "ceil_bps": float(ceil) * 8 if isinstance(ceil, (int, float)) else None,
+                    "overhead": entry.get("overhead", 0),
                 }
         return classes
     for line in text.splitlines():
@@ -363,12 +414,14 @@ def parse_htb_classes(out: str) -> dict[str, dict[str, object]]:
         if words[:2] != ["class", "htb"] or len(words) < 3:
             continue
         fields = dict(itertools.pairwise(words))
-        parsed: dict[str, object] = {"prio": None, "ceil_bps": None}
-        if fields.get("prio", "").isdigit():
-            parsed["prio"] = int(fields["prio"])
-        if "ceil" in fields:
-            with contextlib.suppress(ConfigError):  # left None: reported as a mismatch
-                parsed["ceil_bps"] = float(parse_rate("tc", "ceil", fields["ceil"]))
+        parsed: dict[str, object] = {"prio": None, "rate_bps": None, "ceil_bps": None, "overhead": 0}
+        for key in ("prio", "overhead"):
+            if fields.get(key, "").isdigit():
+                parsed[key] = int(fields[key])
+        for key in ("rate", "ceil"):
+            if key in fields:
+                with contextlib.suppress(ConfigError):  # left None: reported as a mismatch
+                    parsed[f"{key}_bps"] = float(parse_rate("tc", key, fields[key]))
         classes[words[2]] = parsed
     return classes
 
@@ -397,6 +450,60 @@ def priority_mismatches(
             problems.append(f"class {classid} prio is {cls.get('prio')!r}, expected {prio}")
         if prio is not None:
             problems += qdisc_mismatches(spec, qdiscs, dev, classid)
+    return problems
+
+
+def fq_codel_mismatches(
+    spec: Direction, qdiscs: list[dict[str, Any]], classes: Mapping[str, Mapping[str, object]], dev: str
+) -> list[str]:
+    """The fq_codel scheduler (Direction.tc_commands) against what tc reports.
+
+    ``qdiscs`` from ``tc -j qdisc show``, ``classes`` from
+    parse_htb_classes.  The HTB class's rate and ceiling are compared to
+    1 % (tc prints rates rounded); fq_codel reports its target and
+    interval in microseconds, kept by the kernel in units of 1024 ns
+    (codel_time_t), so 5 ms comes back as 4999: compared to 2 us.
+    """
+    on_dev = [q for q in qdiscs if q.get("dev") == dev]
+
+    def at(parent: str) -> dict[str, Any] | None:
+        found = [q for q in on_dev if (q.get("root") if parent == "root" else q.get("parent") == parent)]
+        return found[0] if found else None
+
+    root = at("root")
+    if root is None or root.get("kind") != "netem" or root.get("handle") != "1:":
+        return ["no netem qdisc 1: at root"]
+    problems = netem_mismatches(spec, root.get("options", {}), with_rate=False)
+    htb = at("1:1")
+    if htb is None or htb.get("kind") != "htb" or htb.get("handle") != FQ_CODEL_HTB:
+        return [*problems, f"no htb qdisc {FQ_CODEL_HTB} under the netem (parent 1:1)"]
+    cls = classes.get(FQ_CODEL_CLASS)
+    if cls is None:
+        problems.append(f"no htb class {FQ_CODEL_CLASS}")
+    else:
+        for key in ("rate", "ceil"):
+            got = cls.get(f"{key}_bps")
+            if not isinstance(got, float) or abs(got - spec.rate_bps) > 0.01 * spec.rate_bps:
+                problems.append(f"class {FQ_CODEL_CLASS} {key} is {got!r} bit/s, profile says {spec.rate_bps}")
+        if cls.get("overhead") != spec.overhead_bytes:
+            problems.append(
+                f"class {FQ_CODEL_CLASS} overhead is {cls.get('overhead')!r}, profile says {spec.overhead_bytes}"
+            )
+    leaf = at(FQ_CODEL_CLASS)
+    if leaf is None or leaf.get("kind") != "fq_codel":
+        return [*problems, f"no fq_codel qdisc at {FQ_CODEL_CLASS}"]
+    options = leaf.get("options", {})
+    options = options if isinstance(options, Mapping) else {}
+
+    def check(what: str, got: object, want: float, tolerance: float) -> None:
+        if not isinstance(got, (int, float)) or isinstance(got, bool) or abs(got - want) > tolerance:
+            problems.append(f"fq_codel {what} is {got!r}, expected {want:g}")
+
+    check("limit", options.get("limit"), spec.limit_packets, 0)
+    check("target", options.get("target"), FQ_CODEL_TARGET_S * 1e6, 2)
+    check("interval", options.get("interval"), FQ_CODEL_INTERVAL_S * 1e6, 2)
+    if options.get("ecn"):
+        problems.append("fq_codel has ECN on, expected noecn")
     return problems
 
 
@@ -429,15 +536,26 @@ def _direction_from(where: str, values: Mapping[str, object], names: Mapping[str
     scheduler = values.get("scheduler", "fifo")
     if scheduler not in SCHEDULERS:
         raise ConfigError(where, names["scheduler"], scheduler, f"expected one of {', '.join(SCHEDULERS)}")
-    if scheduler == "priority" and overhead < 0:
-        raise ConfigError(where, names["overhead"], overhead, "the priority scheduler (HTB) takes no negative overhead")
+    if scheduler == "fq_codel" and jitter > 0:
+        # Without a rate netem sorts its delay line by send time: jitter would reorder packets.
+        raise ConfigError(
+            where, names["jitter"], values.get("jitter"), "the fq_codel scheduler takes no jitter (it would reorder)"
+        )
+    if scheduler in ("priority", "fq_codel") and overhead < 0:
+        raise ConfigError(
+            where, names["overhead"], overhead, f"the {scheduler} scheduler (HTB) takes no negative overhead"
+        )
     direction = Direction(rate, delay, jitter, distribution, limit, loss, overhead, packet_size, str(scheduler))
     if "queue" in values:
+        queue = parse_count(where, names["queue"], values["queue"], minimum=1)
+        if scheduler == "fq_codel":
+            # fq_codel sits behind the delay line (netem hands it packets
+            # whose delay has passed): its limit is the queue itself.
+            return replace(direction, limit_packets=queue)
         # The papers' queues exclude packets in propagation; netem's limit
         # includes them, so add the MTU packets the delay line holds.
-        queue = parse_count(where, names["queue"], values["queue"], minimum=1)
         return replace(direction, limit_packets=queue + math.ceil(direction.pipe_packets()))
-    if limit < min_limit_for(direction):
+    if scheduler != "fq_codel" and limit < min_limit_for(direction):
         raise ConfigError(
             where,
             names["limit"],
@@ -585,10 +703,12 @@ def parse_profile(
             per_dir[which] = _direction_from(where, merged, names)
         changes = _parse_changes(where, prefix, raw["schedule"]) if "schedule" in raw else ()
         variation = _parse_variation(where, prefix, raw["delay_variation"]) if "delay_variation" in raw else None
-        if (changes or variation) and any(d.scheduler != "fifo" for d in per_dir.values()):
-            # Changes rewrite one root netem; the priority scheduler has two netems under HTB.
+        other = next((d.scheduler for d in per_dir.values() if d.scheduler != "fifo"), None)
+        if (changes or variation) and other is not None:
+            # Changes rewrite one root netem with its rate; the priority
+            # scheduler has two netems under HTB, fq_codel the rate in HTB.
             raise ConfigError(
-                where, f"{prefix}scheduler", "priority", "a link with schedule or delay_variation must be fifo"
+                where, f"{prefix}scheduler", other, "a link with schedule or delay_variation must be fifo"
             )
         link = Link(
             link_name, per_dir["down"], per_dir["up"], str(raw.get("description", "")), changes, variation, where

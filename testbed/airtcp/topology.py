@@ -22,7 +22,14 @@ from types import TracebackType
 from .errors import AirtcpError
 from .netns import Netns, ip_batch_root, kill_pids
 from .proc import run
-from .profile import DIRECTIONS, Profile, parse_htb_classes, priority_mismatches, qdisc_mismatches
+from .profile import (
+    DIRECTIONS,
+    Profile,
+    fq_codel_mismatches,
+    parse_htb_classes,
+    priority_mismatches,
+    qdisc_mismatches,
+)
 from .wifi import BRIDGE, WifiLink
 
 # Roles: S = fixed host (TCP sender), R = optional router carrying the
@@ -324,7 +331,8 @@ class Topology:
                     problems = qdisc_mismatches(spec, qdiscs, end.dev, "root")
                 else:
                     classes = parse_htb_classes(run(["tc", "-n", ns, "-j", "class", "show", "dev", end.dev]))
-                    problems = priority_mismatches(spec, qdiscs, classes, end.dev)
+                    check = fq_codel_mismatches if spec.scheduler == "fq_codel" else priority_mismatches
+                    problems = check(spec, qdiscs, classes, end.dev)
                 if problems:
                     raise AirtcpError(f"{role}/{end.dev} ({link.name} {direction}): {'; '.join(problems)}")
 

@@ -79,6 +79,21 @@ def test_profile_show_prints_tc_commands(capsys: pytest.CaptureFixture[str]) -> 
     assert "[wh] tc qdisc replace dev to-bs root netem" in out
 
 
+def test_profile_show_prints_the_fq_codel_scheduler(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["profile", "show", "uniform-2m-20ms-3pct", "--set", "links.wireless.scheduler=fq_codel"]) == 0
+    lines = [line.split("    #")[0] for line in capsys.readouterr().out.splitlines()]
+    for role, dev in (("bs", "to-wh"), ("wh", "to-bs")):
+        start = lines.index(f"[{role}] tc qdisc replace dev {dev} root handle 1: netem limit 100040 delay 20000us "
+                            "loss random 3%")  # fmt: skip
+        assert lines[start + 1 : start + 4] == [
+            f"[{role}] tc qdisc add dev {dev} parent 1:1 handle 2: htb default 1",
+            f"[{role}] tc class add dev {dev} parent 2: classid 2:1 htb rate 2000000bit ceil 2000000bit quantum 1514",
+            f"[{role}] tc qdisc add dev {dev} parent 2:1 handle 3: fq_codel limit 40 target 5000us interval 100000us "
+            "noecn",
+        ]
+    assert "[s] tc qdisc replace dev to-bs root netem limit 57 delay 20000us rate 10000000bit" in lines
+
+
 def test_guest_runs_this_checkouts_airtcp(monkeypatch: pytest.MonkeyPatch) -> None:
     """From a worktree the virtualenv's editable install is another
     checkout: the guest must import the airtcp the host side runs."""

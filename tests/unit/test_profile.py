@@ -6,6 +6,7 @@ import json
 import math
 import os
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,12 +14,14 @@ import pytest
 from airtcp.errors import ConfigError
 from airtcp.lossmodels import GilbertElliott, LossModel, Uniform
 from airtcp.profile import (
+    FQ_CODEL_DELAY_LINE_PACKETS,
     PRIORITY_CLASS,
     PRIORITY_CLASS_SO_PRIORITY,
     Direction,
     Link,
     Profile,
     available_profiles,
+    fq_codel_mismatches,
     load_profile,
     netem_mismatches,
     parse_assignment,
@@ -95,6 +98,9 @@ def test_jitter_and_distribution() -> None:
         ({**BASE, "rate": "1mbit"}, "rate", "unknown key"),
         (_with(rate="2mbit", delay="5ms", scheduler="prio"), "links.wireless.scheduler", "one of fifo, priority"),
         (_with(rate="2mbit", delay="5ms", scheduler="priority", overhead=-20), "links.wireless.overhead", "negative"),
+        (_with(rate="2mbit", delay="5ms", scheduler="fq_codel", overhead=-20), "links.wireless.overhead", "negative"),
+        (_with(rate="2mbit", delay="5ms", scheduler="fq_codel", jitter="1ms"), "links.wireless.jitter", "reorder"),
+        (_with(rate="2mbit", delay="5ms", scheduler="fq_codel", queue=0), "links.wireless.queue", "at least 1"),
     ],
 )
 def test_errors_name_file_key_and_value(data: dict[str, object], key: str, problem: str) -> None:
@@ -264,6 +270,8 @@ def test_delay_variation_is_seeded_and_bounded() -> None:
         ({"scheduler": "priority", "schedule": [{"at": "1s", "delay": "5ms"}]}, "links.wireless.scheduler", "fifo"),
         ({"down": {"scheduler": "priority"}, "delay_variation": {"every": "1s", "low": "1ms", "high": "2ms"}},
          "links.wireless.scheduler", "fifo"),
+        ({"up": {"scheduler": "fq_codel"}, "schedule": [{"at": "1s", "loss": 0.1}]}, "links.wireless.scheduler",
+         "fifo"),
     ],
 )  # fmt: skip
 def test_bad_dynamics(link: dict[str, object], key: str, problem: str) -> None:
@@ -376,7 +384,7 @@ PRIO_QDISCS: list[dict[str, object]] = [
 @pytest.mark.parametrize("dump", [HTB_TEXT, HTB_JSON])
 def test_htb_classes_from_text_and_json(dump: str) -> None:
     classes = parse_htb_classes(dump)
-    assert classes["1:10"] == {"prio": 0, "ceil_bps": 2_000_000.0}
+    assert classes["1:10"] == {"prio": 0, "rate_bps": 2000.0, "ceil_bps": 2_000_000.0, "overhead": 0}
     assert classes["1:20"]["prio"] == 1
     assert classes["1:1"]["ceil_bps"] == 2_000_000.0
     assert priority_mismatches(PRIO_DIRECTION, PRIO_QDISCS, classes, "to-wh") == []
@@ -397,6 +405,146 @@ def test_htb_classes_from_text_and_json(dump: str) -> None:
 def test_priority_readback_mismatches(classes_text: str, qdiscs: list[dict[str, object]], problem: str) -> None:
     found = priority_mismatches(PRIO_DIRECTION, qdiscs, parse_htb_classes(classes_text), "to-wh")
     assert any(p.startswith(problem) for p in found), found
+
+
+# ------------------------------------------------------------- the fq_codel scheduler
+
+FQC_DIRECTION = Direction(2_000_000, 0.02, limit_packets=40, loss=Uniform(0.03), scheduler="fq_codel")
+
+
+def test_fq_codel_is_a_netem_without_rate_over_htb_at_the_rate_over_fq_codel() -> None:
+    commands = [" ".join(c) for c in FQC_DIRECTION.tc_commands("to-wh")]
+    assert commands == [
+        "qdisc replace dev to-wh root handle 1: netem limit 100040 delay 20000us loss random 3%",
+        "qdisc add dev to-wh parent 1:1 handle 2: htb default 1",
+        "class add dev to-wh parent 2: classid 2:1 htb rate 2000000bit ceil 2000000bit quantum 1514",
+        "qdisc add dev to-wh parent 2:1 handle 3: fq_codel limit 40 target 5000us interval 100000us noecn",
+    ]
+    with_overhead = replace(FQC_DIRECTION, overhead_bytes=1674).tc_commands("to-wh")
+    assert with_overhead[2][-2:] == ["overhead", "1674"]
+    assert "rate" not in with_overhead[0]  # the HTB has it, not the netem
+
+
+def test_fq_codel_netem_args_are_the_root_netems() -> None:
+    # Result files record these (Profile.to_json "netem"): no rate, a limit that never drops.
+    assert FQC_DIRECTION.netem_args() == FQC_DIRECTION.netem_args(with_rate=True)
+    assert FQC_DIRECTION.netem_args()[:2] == ["limit", str(40 + FQ_CODEL_DELAY_LINE_PACKETS)]
+    assert "rate" not in FQC_DIRECTION.netem_args()
+
+
+def test_fq_codel_queue_is_its_limit_without_the_delay_line() -> None:
+    # 2 Mbit/s x 20 ms: 3.3 MTU packets in propagation, which fifo's netem limit counts and fq_codel's does not.
+    for scheduler, limit in (("fifo", 44), ("fq_codel", 40)):
+        profile = parse_profile("t", _with(rate="2mbit", delay="20ms", queue=40, scheduler=scheduler), "t.toml")
+        assert profile.links["wireless"].down.limit_packets == limit
+    # limit is fq_codel's directly, and may be below the delay line (fifo refuses 2: "delay line")
+    profile = parse_profile("t", _with(rate="2mbit", delay="20ms", limit=2, scheduler="fq_codel"), "t.toml")
+    assert profile.links["wireless"].up.limit_packets == 2
+    assert (
+        parse_profile("t", _with(rate="2mbit", delay="20ms", scheduler="fq_codel"), "t.toml")
+        .links["wireless"]
+        .down.limit_packets
+        == 1000
+    )
+
+
+def test_fq_codel_set_on_a_shipped_profile() -> None:
+    profile = load_profile("uniform-2m-20ms-3pct", [("links.wireless.scheduler", "fq_codel")])
+    wireless = profile.links["wireless"]
+    assert wireless.down == replace(FQC_DIRECTION, scheduler="fq_codel")
+    assert wireless.up.scheduler == "fq_codel"
+    assert profile.links["wired"].down.scheduler == "fifo"
+    assert profile.to_json()["links"]["wireless"]["down"]["scheduler"] == "fq_codel"  # type: ignore[index]
+
+
+# Captured in the VM (Debian's 6.1.0-56, iproute2 6.1.0) in the base
+# station of a 2 Mbit/s, 20 ms, 3 % wireless link with the fq_codel
+# scheduler and queue 40 (a 10 Mbit/s wired link without a queue): `tc -j
+# qdisc show`, as the testbed reads it, and `tc -j class show dev to-wh`
+# (text even under -j: netem's class, HTB's, and fq_codel's busy flows).
+FQC_QDISCS_JSON = (
+    '[{"kind":"noqueue","handle":"0:","dev":"lo","root":true,"refcnt":2,"options":{}},'
+    '{"kind":"netem","handle":"8002:","dev":"to-s","root":true,"refcnt":3,"options":{"limit":1000,"delay":'
+    '{"delay":0.01,"jitter":0,"correlation":0},"rate":{"rate":1250000,"packetoverhead":0,"cellsize":0,'
+    '"celloverhead":0},"ecn":false,"gap":0}},'
+    '{"kind":"netem","handle":"1:","dev":"to-wh","root":true,"refcnt":3,"options":{"limit":100040,"delay":'
+    '{"delay":0.02,"jitter":0,"correlation":0},"loss-random":{"loss":0.03,"correlation":0},"ecn":false,"gap":0}},'
+    '{"kind":"htb","handle":"2:","dev":"to-wh","parent":"1:1","options":{"r2q":10,"default":"0x1",'
+    '"direct_packets_stat":0,"direct_qlen":1000}},'
+    '{"kind":"fq_codel","handle":"3:","dev":"to-wh","parent":"2:1","options":{"limit":40,"flows":1024,'
+    '"quantum":1514,"target":4999,"interval":99999,"memory_limit":33554432,"drop_batch":64}}]'
+)
+FQC_CLASSES_TEXT = """class netem 1:1 parent 1: leaf 2:
+class htb 2:1 root leaf 3: prio 0 rate 2Mbit ceil 2Mbit burst 1600b cburst 1600b
+class fq_codel 3:16e parent 3:
+"""
+# The same with overhead 1674 on an 11 Mbit/s link (the 80211b profiles' data direction).
+FQC_CLASSES_OVERHEAD_TEXT = (
+    "class netem 1:1 parent 1: leaf 2:\n"
+    "class htb 2:1 root leaf 3: prio 0 rate 11Mbit overhead 1674 ceil 11Mbit burst 1597b cburst 1597b\n"
+)
+# As an iproute2 that prints HTB classes as JSON would (bytes per second; overhead only when set).
+FQC_CLASSES_JSON = '[{"class":"htb","handle":"2:1","root":true,"leaf":"3:","prio":0,"rate":250000,"ceil":250000}]'
+
+
+def _fqc_qdiscs(**changes: dict[str, object]) -> list[dict[str, object]]:
+    """The captured qdiscs of to-wh with some options changed, by kind (None removes a key)."""
+    qdiscs: list[dict[str, object]] = [q for q in json.loads(FQC_QDISCS_JSON) if q["dev"] == "to-wh"]
+    for qdisc in qdiscs:
+        options = qdisc["options"]
+        assert isinstance(options, dict)
+        for key, value in changes.get(str(qdisc["kind"]), {}).items():
+            if value is None:
+                options.pop(key, None)
+            else:
+                options[key] = value
+    return qdiscs
+
+
+@pytest.mark.parametrize("classes", [FQC_CLASSES_TEXT, FQC_CLASSES_JSON], ids=["text", "json"])
+def test_fq_codel_readback_of_what_the_kernel_holds(classes: str) -> None:
+    assert fq_codel_mismatches(FQC_DIRECTION, json.loads(FQC_QDISCS_JSON), parse_htb_classes(classes), "to-wh") == []
+
+
+def test_fq_codel_readback_with_overhead() -> None:
+    spec = Direction(11_000_000, 0.02, limit_packets=40, loss=Uniform(0.03), overhead_bytes=1674, scheduler="fq_codel")
+    classes = parse_htb_classes(FQC_CLASSES_OVERHEAD_TEXT)
+    assert fq_codel_mismatches(spec, json.loads(FQC_QDISCS_JSON), classes, "to-wh") == []
+    assert fq_codel_mismatches(replace(spec, overhead_bytes=0), json.loads(FQC_QDISCS_JSON), classes, "to-wh") == [
+        "class 2:1 overhead is 1674, profile says 0"
+    ]
+
+
+# fifo's netem, as tc reports it (handle chosen by the kernel)
+FIFO_NETEM_ROOT: dict[str, object] = {
+    "kind": "netem", "handle": "8001:", "dev": "to-wh", "root": True,
+    "options": {"limit": 44, "delay": {"delay": 0.02}, "rate": {"rate": 250000}, "loss-random": {"loss": 0.03}},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("qdiscs", "classes", "problem"),
+    [
+        ([FIFO_NETEM_ROOT], FQC_CLASSES_TEXT, "no netem qdisc 1: at root"),
+        (_fqc_qdiscs()[1:], FQC_CLASSES_TEXT, "no netem qdisc 1: at root"),
+        (_fqc_qdiscs(netem={"limit": 40}), FQC_CLASSES_TEXT, "limit is 40, profile says 100040"),
+        (_fqc_qdiscs(netem={"rate": {"rate": 250000}}), FQC_CLASSES_TEXT, "rate is 250000, profile says 0"),
+        (_fqc_qdiscs(netem={"loss-random": None}), FQC_CLASSES_TEXT, "loss is None, profile says 0.03"),
+        (_fqc_qdiscs(netem={"delay": {"delay": 0.001}}), FQC_CLASSES_TEXT, "delay is 0.001"),
+        ([_fqc_qdiscs()[0]], FQC_CLASSES_TEXT, "no htb qdisc 2: under the netem (parent 1:1)"),
+        (_fqc_qdiscs(), FQC_CLASSES_TEXT.replace("class htb 2:1", "class htb 2:2"), "no htb class 2:1"),
+        (_fqc_qdiscs(), FQC_CLASSES_TEXT.replace("rate 2Mbit", "rate 1Mbit"), "class 2:1 rate is 1000000.0 bit/s"),
+        (_fqc_qdiscs(), FQC_CLASSES_TEXT.replace("ceil 2Mbit", "ceil 10Mbit"), "class 2:1 ceil is 10000000.0 bit/s"),
+        (_fqc_qdiscs()[:2], FQC_CLASSES_TEXT, "no fq_codel qdisc at 2:1"),
+        (_fqc_qdiscs(fq_codel={"limit": 10240}), FQC_CLASSES_TEXT, "fq_codel limit is 10240, expected 40"),
+        (_fqc_qdiscs(fq_codel={"target": 19999}), FQC_CLASSES_TEXT, "fq_codel target is 19999, expected 5000"),
+        (_fqc_qdiscs(fq_codel={"interval": None}), FQC_CLASSES_TEXT, "fq_codel interval is None, expected 100000"),
+        (_fqc_qdiscs(fq_codel={"ecn": True}), FQC_CLASSES_TEXT, "fq_codel has ECN on, expected noecn"),
+    ],
+)  # fmt: skip
+def test_fq_codel_readback_mismatches(qdiscs: list[dict[str, object]], classes: str, problem: str) -> None:
+    found = fq_codel_mismatches(FQC_DIRECTION, qdiscs, parse_htb_classes(classes), "to-wh")
+    assert len(found) == 1 and found[0].startswith(problem), found
 
 
 @pytest.mark.parametrize("path", sorted((REPO / "testbed" / "schemes").rglob("*-prio.toml")), ids=lambda p: p.name)
