@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from .errors import ConfigError
 
 if TYPE_CHECKING:
+    from .profile import Profile
     from .topology import Topology
 
 PLACES = {"sender": "s", "basestation": "bs", "receiver": "wh", "link": "bs"}
@@ -66,6 +67,11 @@ class Component(ABC):
     def sender_problem(self, sender_sysctls: Mapping[str, str]) -> str | None:
         """Why this component cannot work with a sender whose namespace has
         these sysctls (e.g. it needs SACK), or None; checked before any run."""
+        return None
+
+    def profile_problem(self, profile: Profile) -> str | None:
+        """Why this component cannot work on this link profile (arqd on a
+        bridged access point), or None; checked before any run."""
         return None
 
 

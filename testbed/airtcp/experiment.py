@@ -381,7 +381,20 @@ def parse_experiment(
             experiment.flows(sender, workload)  # fails now, not in the middle of a sweep
             flag = "--sender" if over.senders and workload.mix is None else where
             check_senders(flag, scheme, workload.flow_senders(sender))
+    flag = "--profile/--set/--sweep" if over.profile or over.sets or over.sweeps else where
+    schemes = {s.name: s for w in experiment.all_workloads() for s, _ in experiment.cases_for(w)}
+    for scheme in schemes.values():
+        check_profiles(flag, scheme, experiment.profiles)
     return experiment
+
+
+def check_profiles(where: str, scheme: Scheme, profiles: Sequence[Profile]) -> None:
+    """Refuse a profile a component of ``scheme`` cannot work on (arqd on a bridged access point)."""
+    for component in scheme.instantiate():
+        for profile in profiles:
+            problem = component.profile_problem(profile)
+            if problem is not None:
+                raise ConfigError(where, "profile", profile.name, f"scheme {scheme.name}: {problem}")
 
 
 def check_senders(where: str, scheme: Scheme, senders: Sequence[Sender]) -> None:

@@ -9,19 +9,32 @@ A scheme switches it on with a table under ``link``::
 
 Every key except the few the testbed owns (the interfaces, the peers'
 addresses, the routes, the control sockets) is an arqd configuration key
-and goes to both daemons as ``--key value``; names, types, ranges and
-meanings are arqd's own schema (pep-daemon/arqd.schema.json, the knob
-table of Documentation/arq.rst), checked when the scheme is loaded.  One
-arqd starts in the base station on its wireless interface, one in the
-wireless host on its end; each routes the hosts behind the
-other end into its TUN device, so S <-> WH traffic crosses the wireless
-veth only as link frames, and the profile's netem on that veth hits data
-frames and link acks alike.  Each arqd paces its frames at the profile's
-rate for its direction (``link_rate``, unless the scheme sets it), since
-netem's queue would otherwise hold them in a FIFO where link acks and
-retransmissions cannot overtake new data.  The veth's MTU is raised by arqd's frame
-header so that the TUN devices keep the path's 1500-byte MTU (TCP's MSS
-is the same as without arqd).  Both daemons' ``arqd stats --json`` go
+and goes to both daemons; names, types, ranges and meanings are arqd's
+own schema (pep-daemon/arqd.schema.json, the knob table of
+Documentation/arq.rst), checked when the scheme is loaded.  One arqd
+starts in the base station on its wireless interface, one in the wireless
+host on its end, each as an operator starts it (Documentation/deploy.rst,
+service.py): its keys in ``arqd/IFACE.conf``, then the ``arqd@IFACE``
+unit's command lines (``arqd check -c FILE --link IFACE``, ``arqd run
+...``; SIGTERM).  Each routes the hosts behind the other end into its TUN
+device, so S <-> WH traffic crosses the wireless link only as link
+frames, and the profile's loss hits data frames and link acks alike.
+
+On a netem link each arqd paces its frames at the profile's rate for its
+direction (``link_rate``, unless the scheme sets it), since netem's queue
+would otherwise hold them in a FIFO where link acks and retransmissions
+cannot overtake new data.  On a wifi link it does not: the radio's rate
+varies with rate control, and mac80211 holds each frame's socket memory
+until the radio reports its transmission, so ``link_queue`` pushes back
+as on a real card (Documentation/arq.rst, Limits: what the deploy guide
+tells an operator).  A bridged access point is refused: arqd is a routed
+link layer (IP packets in and out of its TUN device), and a bridge
+forwards the station's traffic at layer 2 without routing it; frames for
+the access point arriving on a bridge port go up on the bridge, never to
+a packet socket on the port.
+
+The link's MTU is raised by arqd's frame header so that the TUN devices
+keep the path's 1500-byte MTU (TCP's MSS is the same as without arqd).  Both daemons' ``arqd stats --json`` go
 into the run's ``components.arq`` record, as ``bs`` and ``wh``, each with
 its TUN device's kernel counters (``tun_device``: packets the kernel
 dropped there while arqd's window was full are congestion losses to TCP).
@@ -29,6 +42,7 @@ dropped there while arqd's window was full are congestion losses to TCP).
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
@@ -44,9 +58,11 @@ from ..daemons import flags, load_schema, query
 from ..errors import AirtcpError, ConfigError
 from ..paths import PEPD_DIR
 from ..proc import Background, poll_until, run
+from ..service import Deployment, UnitCommands, config_text, unit_commands
 
 if TYPE_CHECKING:
     from ..netns import Netns
+    from ..profile import Profile
     from ..topology import Endpoint, Topology
 
 # AIRTCP_ARQD: another build, e.g. the sanitizer build (make -C pep-daemon SANITIZE=1)
@@ -61,6 +77,14 @@ OWNED_KEYS = ("link", "tun", "peer_mac", "routes", "table", "rule_priority", "co
 # Every other key of arqd's schema (pep-daemon/arqd.schema.json) a scheme may set.
 SCHEME_KEYS = SCHEMA.scheme_keys(OWNED_KEYS)
 READY_DEADLINE_S = 60.0
+# The template unit `make install` and the Debian package install, one instance per link.
+UNIT = PEPD_DIR / "arqd@.service.in"
+CHECK_TIMEOUT_S = 30.0
+BRIDGED_PROBLEM = (
+    "arqd is a routed link layer (IP packets routed into its TUN device), and a bridged access point "
+    "forwards the station's traffic at layer 2 without routing it (frames for the access point arriving "
+    'on a bridge port also go up on the bridge, not to arqd on the port): use ap_mode = "routed"'
+)
 # arqd's default TUN device (the testbed does not set `tun`).
 TUN = "arq0"
 TUN_COUNTERS = (("tx", "packets"), ("tx", "dropped"), ("rx", "packets"), ("rx", "dropped"))
@@ -77,6 +101,29 @@ def tun_counters(ip_json: str) -> dict[str, object]:
         return {f"{way}_{name}": int(stats[way][name]) for way, name in TUN_COUNTERS}
     except (ValueError, LookupError, TypeError) as exc:
         return {"error": f"ip -s link show dev {TUN}: unreadable ({exc.__class__.__name__}): {ip_json[:200]!r}"}
+
+
+def profile_problem(profile: Profile) -> str | None:
+    """Why arqd cannot run on this profile's wireless link, or None (pure, unit-tested)."""
+    wireless = profile.links.get("wireless")
+    if wireless is not None and wireless.wifi is not None and wireless.wifi.bridged:
+        return BRIDGED_PROBLEM
+    return None
+
+
+def pacing(profile: Profile, direction: str) -> dict[str, str]:
+    """The link_rate and link_overhead arqd gets from the profile for one direction (pure, unit-tested).
+
+    netem hides the device's queue, so arqd paces at the profile's rate; a
+    radio has a queue that pushes back (mac80211 frees a frame's socket
+    memory when the radio reports it sent) and a rate rate control varies:
+    no pacing, as on a real access point (Documentation/arq.rst, Limits).
+    """
+    link = profile.links["wireless"]
+    if link.wifi is not None:
+        return {}
+    spec = link.direction(direction)
+    return {"link_rate": f"{spec.rate_bps}bit", "link_overhead": str(spec.overhead_bytes)}
 
 
 def _host_prefixes(end: Endpoint) -> list[str]:
@@ -118,6 +165,7 @@ class Arq(components.Component):
         self.procs: dict[str, Background] = {}
         self.hosts: dict[str, Netns] = {}
         self.socks: dict[str, str] = {}
+        self.units: dict[str, UnitCommands] = {}
         self.tmpdir: str | None = None
 
     def _check(self) -> None:
@@ -133,36 +181,46 @@ class Arq(components.Component):
         # built in (the host's kernel) or loaded: /sys/class/misc/tun
         return [] if Path("/sys/class/misc/tun").exists() else ["tun"]
 
+    def profile_problem(self, profile: Profile) -> str | None:
+        return profile_problem(profile)
+
     def start(self, topo: Topology) -> None:
         if not ARQD.exists():
             raise AirtcpError(f"{ARQD} is missing: run `make build` (or `make -C pep-daemon`)")
+        problem = profile_problem(topo.profile)
+        if problem:
+            raise AirtcpError(f"{self.where}: link.arq: {problem}")
         wireless = topo.link("wireless")
         routes = plan_routes(topo)
         self.tmpdir = tempfile.mkdtemp(prefix="airtcp-arq-")
+        unit_text = UNIT.read_text()
         ends = (("bs", "down", wireless.left, wireless.right), ("wh", "up", wireless.right, wireless.left))
         for role, direction, end, peer in ends:
             host = self.hosts[role] = topo.host(role)
-            # netem hides the device's queue: pace at the profile's rate so
-            # that frames wait in arqd, where retransmissions go first
-            # (a scheme's own link_rate, later on the command line, wins).
-            spec = topo.profile.links["wireless"].direction(direction)
-            pacing = ["--link-rate", f"{spec.rate_bps}bit", "--link-overhead", str(spec.overhead_bytes)]
             # Routed packets arrive on the TUN device from addresses routed
             # there too, but a strict reverse-path filter must not see them
             # as spoofed before the rule exists.
             host.set_sysctls({"net.ipv4.conf.all.rp_filter": 0, "net.ipv4.conf.default.rp_filter": 0})
             host.ip_batch([["link", "set", "dev", end.dev, "mtu", str(PATH_MTU + FRAME_HEADER)]])
             self.socks[role] = str(Path(self.tmpdir) / f"arqd-{role}.sock")
-            argv = [
-                str(ARQD),
-                "--link", end.dev,
-                "--peer-mac", peer.mac,
-                "--routes", ",".join(routes[role]),
-                "--control-socket", self.socks[role],
-                *pacing,
-                *flags(self.options),
-            ]  # fmt: skip
-            self.procs[role] = host.spawn(argv, name=f"arqd ({role})")
+            # Each end its own root, as two machines: ROOT/etc/arqd/IFACE.conf.
+            deployment = Deployment(Path(self.tmpdir) / role, ARQD.parent)
+            unit = self.units[role] = unit_commands(
+                unit_text, deployment.placeholders(), instance=end.dev, where=str(UNIT)
+            )
+            conf = deployment.sysconfdir / "arqd" / f"{end.dev}.conf"
+            conf.parent.mkdir(parents=True)
+            owned = {
+                "peer_mac": peer.mac,
+                "routes": ",".join(routes[role]),
+                "control_socket": self.socks[role],
+            }
+            # The testbed's pacing first: a scheme's own link_rate wins.
+            options = {**owned, **pacing(topo.profile, direction), **self.options}
+            conf.write_text(config_text(options, f"written by the testbed for {self.where} ({role})"))
+            for argv in unit.start_pre:  # arqd check -c FILE --link IFACE
+                host.run(argv, timeout=CHECK_TIMEOUT_S)
+            self.procs[role] = host.spawn(unit.start, name=f"arqd ({role})")
         for role in self.procs:
             poll_until(f"arqd ({role}) to answer", partial(self._ready, role), deadline_s=READY_DEADLINE_S)
 
@@ -196,11 +254,15 @@ class Arq(components.Component):
         return doc
 
     def stop(self) -> None:
-        for proc in self.procs.values():
+        for role, proc in self.procs.items():
             proc.stop()  # SIGTERM: arqd deletes its rules and its TUN device (and so the routes)
+            for argv in self.units[role].stop_post:  # none in arqd@.service today
+                with contextlib.suppress(Exception):
+                    self.hosts[role].run(argv, check=False, timeout=CHECK_TIMEOUT_S)
+        self.procs.clear()
         if self.tmpdir:
             shutil.rmtree(self.tmpdir, ignore_errors=True)
             self.tmpdir = None
 
     def describe(self) -> dict[str, object]:
-        return {**super().describe(), "argv_options": flags(self.options)}
+        return {**super().describe(), "argv_options": flags(self.options), "started_by": "arqd@.service"}
