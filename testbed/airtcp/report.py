@@ -39,6 +39,7 @@ class CaseSummary:
     competing: CompetingSummary | None = None  # the wired flow beside the transfer, if any
     workload: str = "bulk"
     batch: str = ""  # the result file it came from, when several are merged
+    wifi: WifiSummary | None = None  # the medium's counters, over a wifi link
 
 
 @dataclass
@@ -68,6 +69,89 @@ class RecoverySummary:
     kernel_drops: int  # packets tcpdump lost, over all runs
     many_holes: Summary | None = None  # per run: episodes with more than 3 holes
     many_holes_median_ms: float | None = None  # pooled recovery time of those
+
+
+@dataclass
+class WifiDirection:
+    """One direction of a wifi link over a case's runs (medians per run, from t0 on)."""
+
+    offered: Summary | None  # unicast frames the radio handed the medium
+    attempts_per_frame: Summary | None  # attempts / frames that went on the air
+    lost: Summary | None  # frames lost after every allowed attempt
+    queue_drops: Summary | None  # frames the radio's queue refused (never on the air)
+    below_top_rate: Summary | None  # share of attempts at a rate below the fastest one allowed
+
+
+@dataclass
+class WifiSummary:
+    """airtcp-medium's counters (the run phase) over a case's runs."""
+
+    runs: int
+    down: WifiDirection
+    up: WifiDirection
+    air_busy: Summary | None  # airtime of both directions / time from t0 to the counters' reading
+    medium_cpu: Summary | None  # the medium's user + system time / its wall time
+
+
+def _wifi_direction(mediums: Sequence[tuple[Mapping[str, Any], float | None]], direction: str) -> WifiDirection:
+    def counters(medium: Mapping[str, Any]) -> Mapping[str, Any]:
+        found = medium.get("run", {}).get(direction)
+        return found if isinstance(found, Mapping) else {}
+
+    def per_frame(c: Mapping[str, Any]) -> float | None:
+        on_air = c.get("offered", 0) - c.get("queue_drops", 0)
+        return float(c.get("attempts", 0)) / on_air if on_air > 0 else None
+
+    def slow_share(c: Mapping[str, Any], top_kbps: float | None) -> float | None:
+        rates = c.get("attempts_by_rate_kbps")
+        if top_kbps is None or not isinstance(rates, Mapping) or not sum(rates.values()):
+            return None
+        return float(sum(n for kbps, n in rates.items() if float(kbps) < top_kbps) / sum(rates.values()))
+
+    runs = [(counters(m), top) for m, top in mediums]
+    return WifiDirection(
+        offered=_summary([c.get("offered") for c, _ in runs]),
+        attempts_per_frame=_summary([per_frame(c) for c, _ in runs]),
+        lost=_summary([c.get("lost") for c, _ in runs]),
+        queue_drops=_summary([c.get("queue_drops") for c, _ in runs]),
+        below_top_rate=_summary([slow_share(c, top) for c, top in runs]),
+    )
+
+
+def _air_busy(medium: Mapping[str, Any]) -> float | None:
+    span = float(medium.get("now_ns", 0)) - float(medium.get("start_ns", 0))
+    run = medium.get("run")
+    if not isinstance(run, Mapping) or span <= 0 or not medium.get("start_ns"):
+        return None
+    return sum(float(run.get(d, {}).get("airtime_ns", 0)) for d in ("down", "up")) / span
+
+
+def _cpu_share(medium: Mapping[str, Any]) -> float | None:
+    cpu = medium.get("cpu")
+    if not isinstance(cpu, Mapping) or not cpu.get("wall_s"):
+        return None
+    return (float(cpu.get("user_s", 0)) + float(cpu.get("sys_s", 0))) / float(cpu["wall_s"])
+
+
+def summarize_wifi(runs: Sequence[Mapping[str, Any]]) -> WifiSummary | None:
+    """None when no run crossed a wifi link (or none has the medium's counters)."""
+    mediums: list[tuple[Mapping[str, Any], float | None]] = []
+    for run in runs:
+        wifi = run.get("wifi")
+        if not isinstance(wifi, Mapping) or not isinstance(wifi.get("medium"), Mapping) or "error" in wifi["medium"]:
+            continue
+        spec = wifi.get("spec")
+        top = spec.get("nominal_rate_bps") if isinstance(spec, Mapping) else None
+        mediums.append((wifi["medium"], top / 1000 if isinstance(top, (int, float)) else None))
+    if not mediums:
+        return None
+    return WifiSummary(
+        runs=len(mediums),
+        down=_wifi_direction(mediums, "down"),
+        up=_wifi_direction(mediums, "up"),
+        air_busy=_summary([_air_busy(m) for m, _ in mediums]),
+        medium_cpu=_summary([_cpu_share(m) for m, _ in mediums]),
+    )
 
 
 def _ok_runs(case: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -154,6 +238,7 @@ def summarize_case(case: Mapping[str, Any], batch: str = "") -> CaseSummary:
         competing=summarize_competing(runs),
         workload=str(case.get("workload", "bulk")),
         batch=batch,
+        wifi=summarize_wifi(runs),
     )
 
 
@@ -280,6 +365,33 @@ def _recovery_table(rows: Sequence[CaseSummary]) -> list[list[str]]:
                 str(rec.kernel_drops),
             ]
         )
+    return lines
+
+
+def _pct(summary: Summary | None) -> str:
+    return "-" if summary is None else f"{100 * summary.median:.1f}"
+
+
+def _wifi_table(rows: Sequence[CaseSummary]) -> list[list[str]]:
+    lines = [
+        ["case", "runs", "frames down", "att./frame", "lost", "q. drops", "slow %", "frames up", "att./frame",
+         "lost", "q. drops", "air %", "medium CPU %"]
+    ]  # fmt: skip
+    for row in rows:
+        wifi = row.wifi
+        if wifi is None:
+            continue
+        cells = [row.label, str(wifi.runs)]
+        for way in (wifi.down, wifi.up):
+            cells += [
+                _fmt(way.offered, 0),
+                _fmt(way.attempts_per_frame, 3),
+                _fmt(way.lost, 0),
+                _fmt(way.queue_drops, 0),
+            ]
+            if way is wifi.down:
+                cells.append(_pct(way.below_top_rate))
+        lines.append([*cells, _pct(wifi.air_busy), _pct(wifi.medium_cpu)])
     return lines
 
 
@@ -593,6 +705,13 @@ def _bulk_blocks(heading: list[str], rows: Sequence[CaseSummary], baseline: str 
     if len(competing) > 1:
         title = "competing wired flow S -> BS, and the total of both flows (medians over runs, CI of the median)"
         blocks.append("\n".join([title, *_render(competing)]))
+    wifi = _wifi_table(rows)
+    if len(wifi) > 1:
+        title = (
+            "wifi link (airtcp-medium, from t0; medians over runs): unicast frames, attempts per frame on the air, "
+            "frames lost after every attempt, queue drops; slow %: attempts below the fastest allowed rate"
+        )
+        blocks.append("\n".join([title, *_render(wifi)]))
     recovery = _recovery_table(rows)
     if len(recovery) > 1:
         title = "recovery time per loss episode (sender capture; medians over runs, CI of the median)"
@@ -735,6 +854,12 @@ def csv_text(batch_list: Sequence[Batch]) -> str:
                 emit(row, kind, "retransmits", row.retransmits)
                 emit(row, kind, "mean_rtt_ms", row.mean_rtt_ms)
                 emit(row, kind, "rtos", row.timeouts)
+                if row.wifi is not None:
+                    for way, counts in (("down", row.wifi.down), ("up", row.wifi.up)):
+                        for name, value in vars(counts).items():
+                            emit(row, kind, f"wifi_{way}_{name}", value)
+                    emit(row, kind, "wifi_air_busy", row.wifi.air_busy)
+                    emit(row, kind, "wifi_medium_cpu", row.wifi.medium_cpu)
             elif isinstance(row, ManySummary):
                 emit(row, kind, "total_goodput_mbps", row.aggregate, what="total goodput")
                 emit(row, kind, "jain_index", row.jain)

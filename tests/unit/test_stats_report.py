@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -152,3 +153,67 @@ def test_low_rates_keep_their_digits() -> None:
     cubic = sorted(r["transfer"]["goodput_mbps"] for r in doc["cases"][0]["runs"])
     row = next(line for line in low.splitlines() if line.startswith("stock/cubic "))
     assert f"[{cubic[0]:.5f}, {cubic[-1]:.5f}]" in row
+
+
+def _medium(
+    offered: int, drops: int, attempts: int, lost: int, slow: int, busy_ms: int, cpu_s: float
+) -> dict[str, Any]:
+    """airtcp-medium's counters (run phase) as a result file holds them."""
+    down = {
+        "offered": offered, "queue_drops": drops, "attempts": attempts,
+        "attempts_lost": attempts - offered + drops + lost, "delivered": offered - drops - lost, "lost": lost,
+        "airtime_ns": busy_ms * 1_000_000,
+        "attempts_by_rate_kbps": {"12000": attempts - slow, "6000": slow},
+    }  # fmt: skip
+    up = {"offered": 100, "queue_drops": 0, "attempts": 110, "lost": 1, "airtime_ns": 0,
+          "attempts_by_rate_kbps": {"12000": 110}}  # fmt: skip
+    return {
+        "start_ns": 1_000_000_000, "now_ns": 11_000_000_000, "run": {"down": down, "up": up},
+        "cpu": {"user_s": cpu_s, "sys_s": 0.0, "wall_s": 20.0},
+    }  # fmt: skip
+
+
+def test_wifi_table_only_over_a_wifi_link() -> None:
+    doc = result.load(FIXTURES / "result-v1.json")
+    assert "wifi link" not in report.table(doc)
+    runs = doc["cases"][0]["runs"]
+    spec = {"nominal_rate_bps": 12_000_000}
+    mediums = [_medium(1000, 0, 1200, 5, 0, 5000, 2.0), _medium(1010, 10, 1100, 1, 110, 6000, 4.0)]
+    for run, medium in zip(runs, mediums, strict=False):
+        run["wifi"] = {"spec": spec, "medium": medium}
+    wifi = report.summarize_case(doc["cases"][0]).wifi
+    assert wifi is not None and wifi.runs == 2
+    per_frame = wifi.down.attempts_per_frame
+    assert per_frame is not None and per_frame.median == pytest.approx((1.2 + 1.1) / 2)  # queue drops never on the air
+    assert wifi.down.lost is not None and wifi.down.lost.median == 3.0
+    assert wifi.down.queue_drops is not None and wifi.down.queue_drops.median == 5.0
+    assert wifi.down.below_top_rate is not None and wifi.down.below_top_rate.median == pytest.approx(0.05)
+    assert wifi.air_busy is not None and wifi.air_busy.median == pytest.approx(0.55)  # of the 10 s since t0
+    assert wifi.medium_cpu is not None and wifi.medium_cpu.median == pytest.approx(0.15)
+    text = report.table(doc)
+    block = text.split("wifi link (airtcp-medium", 1)[1]
+    line = next(x for x in block.splitlines() if x.startswith("stock/cubic "))
+    assert line.split() == [
+        "stock/cubic",
+        "2",
+        "1005",
+        "1.150",
+        "3",
+        "5",
+        "5.0",
+        "100",
+        "1.100",
+        "1",
+        "0",
+        "55.0",
+        "15.0",
+    ]
+    csv_lines = report.csv_text([("", doc)]).splitlines()
+    assert any(",stock/cubic,,wifi_down_lost,2,2,3.0," in line for line in csv_lines), csv_lines
+    assert any(",stock/cubic,,wifi_air_busy,2,2,0.55," in line for line in csv_lines), csv_lines
+    # A medium that could not report is no run of the table; none at all, no table.
+    runs[0]["wifi"]["medium"] = {"error": "airtcp-medium is not running"}
+    wifi = report.summarize_case(doc["cases"][0]).wifi
+    assert wifi is not None and wifi.runs == 1
+    runs[1]["wifi"]["medium"] = {"error": "gone"}
+    assert report.summarize_case(doc["cases"][0]).wifi is None
