@@ -20,8 +20,9 @@
  * The egress queue's limit counts packets, the clamp bytes: with small
  * segments (Huang and Ferng's 512 bytes: 2 x BDP is 62 of them) the clamp
  * can be more than the queue holds.  So a refusal also caps the clamp at
- * what was outstanding on the hop then, less one segment (never below one
- * BDP), for QUEUE_CAP_HOLD_NS after the last refusal: the window stops at what the
+ * what was outstanding on the hop then, less one segment, plus what the
+ * wired side holds at the hop's rate (never below one BDP), for
+ * QUEUE_CAP_HOLD_NS after the last refusal: the window stops at what the
  * queue can take instead of overflowing it again every round trip.
  */
 #include "filter_snoop.h"
@@ -101,9 +102,17 @@ uint64_t snoop_clamp_bytes(const struct flow *f, const struct pep_config *cfg)
 	if (s->rate_n >= 2 && snoop_path_min_rtt(s))
 		bdp = snoop_max_rate(s) * snoop_path_min_rtt(s) / 1000000000ULL;
 	bytes = bdp * cfg->window_clamp_percent / 100;
-	/* never below one BDP: a smaller window leaves the link idle whatever the queue */
-	if (s->queue_cap && (!bytes || bytes > s->queue_cap))
-		bytes = s->queue_cap > bdp ? s->queue_cap : bdp;
+	if (s->queue_cap) {
+		/*
+		 * The refusal measured the hop; the sender's window also
+		 * covers what is in flight on the wired side, at the hop's rate.
+		 */
+		uint64_t cap = s->queue_cap + snoop_max_rate(s) * s->wired_rtt_ns / 1000000000ULL;
+
+		/* never below one BDP: a smaller window leaves the link idle whatever the queue */
+		if (!bytes || bytes > cap)
+			bytes = cap > bdp ? cap : bdp;
+	}
 	if (!bytes)
 		return 0;
 	return bytes > MIN_CLAMP_SEGMENTS * mss ? bytes : MIN_CLAMP_SEGMENTS * mss;

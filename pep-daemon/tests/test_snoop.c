@@ -692,8 +692,58 @@ static void late_in_a_steady_queue(void)
 	run_case("late_in_a_steady_queue", steps, 4, true, 1000000, NULL, "local_rtx_timer=0 timer_expiries=0");
 }
 
+/*
+ * The clamp from the path's state, a table: rate in bytes/s (two samples),
+ * the hop's and the wired side's minimum RTT, what a refusal measured on
+ * the hop (queue_cap).  A refusal's cap adds the wired side's share at the
+ * hop's rate: the sender's window spans the whole path, the refusal only
+ * the hop (10 Mbit/s with 40 ms on each side was held to 56 kB, 5.6 Mbit/s).
+ */
+static void clamp_from_path_state(void)
+{
+	static const struct {
+		const char *name;
+		uint64_t rate, hop_rtt_ms, wired_rtt_ms, queue_cap, percent, expect;
+	} cases[] = {
+		{ "nothing known", 0, 0, 0, 0, 150, 0 },
+		{ "150 % of the BDP", 1250000, 40, 40, 0, 150, 150000 },
+		{ "400 % of the BDP", 1250000, 40, 40, 0, 400, 400000 },
+		{ "refusal plus the wired side", 1250000, 40, 40, 56000, 150, 106000 },
+		{ "refusal above the clamp", 1250000, 40, 40, 200000, 150, 150000 },
+		{ "never below one BDP", 1250000, 40, 40, 10000, 150, 100000 },
+		{ "refusal, wired side unknown", 1250000, 40, 0, 20000, 150, 20000 },
+		{ "four segments at least", 10000, 10, 10, 1000, 150, 4000 },
+	};
+	struct pep_config cfg;
+	struct flow f;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct snoop_state *s = &f.st.snoop;
+		uint64_t got;
+
+		memset(&f, 0, sizeof(f));
+		config_defaults(&cfg);
+		cfg.window_clamp = true;
+		cfg.window_clamp_percent = (uint32_t)cases[i].percent;
+		f.conn.max_payload = 1000;
+		if (cases[i].rate) {
+			s->rate[0] = cases[i].rate;
+			s->rate[1] = cases[i].rate;
+			s->rate_n = 2;
+		}
+		s->min_rtt_ns = cases[i].hop_rtt_ms * NS_PER_MS;
+		s->wired_rtt_ns = cases[i].wired_rtt_ms * NS_PER_MS;
+		s->queue_cap = cases[i].queue_cap;
+		got = snoop_clamp_bytes(&f, &cfg);
+		CHECK(got == cases[i].expect, "clamp, %s: %llu bytes, expected %llu", cases[i].name,
+		      (unsigned long long)got, (unsigned long long)cases[i].expect);
+	}
+}
+
 int main(void)
 {
+	clamp_from_path_state();
 	late_in_a_steady_queue();
 	sender_copy_replaces_ours();
 	run_case("single_loss", single_loss, 4, false, 1000000, NULL,
