@@ -394,43 +394,26 @@ static const struct step repair_window_sack[] = {
  * segments, at 400 % 5000 bytes: the window from 14000 once the edge of
  * 17000 (the receiver's own, at 310) is behind.
  */
-static const struct step clamp_percent_150[] = {
-	D(0, 0),
-	AW(40, 1000, 13000, FWD, ""),
-	D(100, 1000),
-	D(101, 2000), D(102, 3000), D(103, 4000), D(104, 5000),
-	AW(140, 2000, 13000, FWD, ""),
-	AW(150, 3000, 13000, FWD, ""),
-	AW(160, 4000, 13000, FWD, ""),
-	AW(190, 5000, 13000, FWD, ""),
-	D(200, 6000), D(201, 7000),
-	D(202, 8000), D(203, 9000), D(204, 10000), D(205, 11000), D(206, 12000), D(207, 13000),
-	AW(300, 6000, 13000, FWD, "win 12000"),
-	AW(305, 7000, 13000, FWD, "win 11000"),
-	AW(310, 8000, 9000, FWD, ""),
-	AW(340, 9000, 13000, FWD, "win 8000"),
-	AW(345, 14000, 13000, FWD, "win 4000"),
-	END_,
-};
+#define CLAMP_PERCENT_STEPS(last_window)							\
+	D(0, 0),										\
+	AW(40, 1000, 13000, FWD, ""),								\
+	D(100, 1000),										\
+	D(101, 2000), D(102, 3000), D(103, 4000), D(104, 5000),					\
+	AW(140, 2000, 13000, FWD, ""),								\
+	AW(150, 3000, 13000, FWD, ""),								\
+	AW(160, 4000, 13000, FWD, ""),								\
+	AW(190, 5000, 13000, FWD, ""),								\
+	D(200, 6000), D(201, 7000),								\
+	D(202, 8000), D(203, 9000), D(204, 10000), D(205, 11000), D(206, 12000), D(207, 13000),	\
+	AW(300, 6000, 13000, FWD, "win 12000"),							\
+	AW(305, 7000, 13000, FWD, "win 11000"),							\
+	AW(310, 8000, 9000, FWD, ""),								\
+	AW(340, 9000, 13000, FWD, "win 8000"),							\
+	AW(345, 14000, 13000, FWD, last_window),						\
+	END_
 
-static const struct step clamp_percent_400[] = {
-	D(0, 0),
-	AW(40, 1000, 13000, FWD, ""),
-	D(100, 1000),
-	D(101, 2000), D(102, 3000), D(103, 4000), D(104, 5000),
-	AW(140, 2000, 13000, FWD, ""),
-	AW(150, 3000, 13000, FWD, ""),
-	AW(160, 4000, 13000, FWD, ""),
-	AW(190, 5000, 13000, FWD, ""),
-	D(200, 6000), D(201, 7000),
-	D(202, 8000), D(203, 9000), D(204, 10000), D(205, 11000), D(206, 12000), D(207, 13000),
-	AW(300, 6000, 13000, FWD, "win 12000"),
-	AW(305, 7000, 13000, FWD, "win 11000"),
-	AW(310, 8000, 9000, FWD, ""),
-	AW(340, 9000, 13000, FWD, "win 8000"),
-	AW(345, 14000, 13000, FWD, "win 5000"),
-	END_,
-};
+static const struct step clamp_percent_150[] = { CLAMP_PERCENT_STEPS("win 4000") };
+static const struct step clamp_percent_400[] = { CLAMP_PERCENT_STEPS("win 5000") };
 
 /*
  * The egress queue refuses 8000 while 1000..8999 are outstanding on the hop
