@@ -5,15 +5,36 @@
 
 #define TCP_CHECK_OFF 16
 
+/*
+ * Eight bytes at a time in the machine's byte order, then swapped: the
+ * one's-complement sum commutes with byte swapping (RFC 1071 2(B)), and a
+ * 64 KiB GSO packet is summed several times faster than 16 bits at a time.
+ */
 uint32_t csum_add(uint32_t sum, const uint8_t *data, size_t len)
 {
-	uint64_t acc = sum;
-	size_t i;
+	uint64_t acc = 0, w;
+	uint32_t folded;
+	uint16_t h;
+	size_t i = 0;
 
-	for (i = 0; i + 1 < len; i += 2)
-		acc += (uint32_t)(data[i] << 8 | data[i + 1]);
+	/* each step adds less than 2^33: 64 KiB of them stay far below 2^64 */
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, data + i, 8);
+		acc += (w & 0xffffffff) + (w >> 32);
+	}
+	for (; i + 2 <= len; i += 2) {
+		memcpy(&h, data + i, 2);
+		acc += h;
+	}
+	while (acc >> 16)
+		acc = (acc & 0xffff) + (acc >> 16);
+	folded = (uint32_t)acc;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	folded = (folded >> 8 | folded << 8) & 0xffff;
+#endif
 	if (len & 1)
-		acc += (uint32_t)data[len - 1] << 8;
+		folded += (uint32_t)data[len - 1] << 8;
+	acc = (uint64_t)sum + folded;
 	while (acc >> 32)
 		acc = (acc & 0xffffffff) + (acc >> 32);
 	return (uint32_t)acc;
