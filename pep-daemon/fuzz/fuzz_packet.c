@@ -4,7 +4,11 @@
  * checksum judgement, the builders (SACK stripping, edits that must keep a
  * checksum exactly as right or wrong as it was, slicing).  Any input must be classified without
  * a crash or a sanitizer report, and a packet that parses must keep the
- * parser's promises (offsets inside the packet, lengths adding up).
+ * parser's promises (offsets inside the packet, lengths adding up).  The
+ * same bytes are also parsed as a copy of only the first bytes of a
+ * longer packet (headers_only): no byte past the copy is read (ASan sees
+ * the copy as a buffer of its own), and a copy that holds the whole packet
+ * parses exactly as the packet does.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,6 +31,36 @@ static int count_slice(void *ctx, const uint8_t *pkt, uint32_t len)
 	return 0;
 }
 
+/* The first `captured` bytes alone, as the kernel copies them with a copy range, of a packet `full` long. */
+static void headers_only(const uint8_t *data, size_t size, size_t captured, size_t full)
+{
+	uint8_t *copy = malloc(captured ? captured : 1);
+	struct pkt h, whole;
+	enum pkt_result r, rw;
+	bool short_copy;
+
+	PROMISE(copy);
+	memcpy(copy, data, captured);
+	r = pkt_parse_headers(copy, captured, full, &h, &short_copy);
+	PROMISE((unsigned int)r < PKT__RESULT_COUNT);
+	if (r == PKT_OK) {
+		PROMISE(h.captured <= captured && h.captured <= h.len && h.len <= full);
+		PROMISE(h.payload_off <= h.captured && h.payload_off + h.payload_len == h.len);
+		if (h.captured < h.len) {
+			enum admit_csum c = admit_checksum(&h, false, true, 2);
+
+			/* nothing it cannot see is called right (a bad IPv4 header is there to see) */
+			PROMISE(c == CSUM_UNVERIFIABLE || c == CSUM_BAD);
+		}
+	}
+	if (captured == size && full == size) {
+		rw = pkt_parse(data, size, &whole);
+		PROMISE(rw == r && !short_copy);
+		PROMISE(r != PKT_OK || (whole.len == h.len && whole.seq == h.seq && whole.payload_len == h.payload_len));
+	}
+	free(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t out[65536 + 64], scratch[4096];
@@ -34,6 +68,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum pkt_result r;
 	int n = 0;
 
+	if (size) {
+		/* the copy: a share of the input named by its last byte; the packet: the input's length, or more */
+		headers_only(data, size, size * data[size - 1] / 255, size + (data[0] & 1 ? 1000 : 0));
+		headers_only(data, size, size, size);
+	}
 	r = pkt_parse(data, size, &p);
 	PROMISE((unsigned int)r < PKT__RESULT_COUNT);
 	if (r != PKT_OK)

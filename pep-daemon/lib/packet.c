@@ -52,16 +52,21 @@ static uint32_t be32(const uint8_t *b)
 	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
 }
 
-/* IPv4: on success *l4 is the TCP header offset and *end the packet end. */
-static enum pkt_result parse_ipv4(const uint8_t *b, size_t len, struct pkt *p, uint32_t *l4, uint32_t *end)
+/*
+ * IPv4: on success *l4 is the TCP header offset and *end the packet end.
+ * avail bytes are at b, of a packet len bytes long (the same unless only
+ * its headers were copied).
+ */
+static enum pkt_result parse_ipv4(const uint8_t *b, size_t avail, size_t len, struct pkt *p, uint32_t *l4,
+				  uint32_t *end)
 {
 	uint32_t ihl, tot_len;
 	uint16_t frag;
 
-	if (len < IPV4_MIN_HLEN)
+	if (avail < IPV4_MIN_HLEN)
 		return PKT_ERR_IP_HEADER;	/* shorter than the fixed header */
 	ihl = (uint32_t)(b[0] & 0x0f) * 4;
-	if (ihl < IPV4_MIN_HLEN || ihl > len)
+	if (ihl < IPV4_MIN_HLEN || ihl > avail)
 		return PKT_ERR_IP_HEADER;	/* IHL below 5 words or past the buffer */
 	tot_len = be16(b + 2);
 	if (tot_len < ihl || tot_len > len)
@@ -80,13 +85,14 @@ static enum pkt_result parse_ipv4(const uint8_t *b, size_t len, struct pkt *p, u
 	return PKT_OK;
 }
 
-static enum pkt_result parse_ipv6(const uint8_t *b, size_t len, struct pkt *p, uint32_t *l4, uint32_t *end)
+static enum pkt_result parse_ipv6(const uint8_t *b, size_t avail, size_t len, struct pkt *p, uint32_t *l4,
+				  uint32_t *end)
 {
 	uint32_t payload_len, off = IPV6_HLEN, hdrlen;
 	uint8_t next;
 	int i;
 
-	if (len < IPV6_HLEN)
+	if (avail < IPV6_HLEN)
 		return PKT_ERR_IP_HEADER;
 	payload_len = be16(b + 4);
 	if (payload_len == 0)
@@ -112,6 +118,8 @@ static enum pkt_result parse_ipv6(const uint8_t *b, size_t len, struct pkt *p, u
 		case IPPROTO_AH_:
 			if (off + 8 > *end)
 				return PKT_ERR_IPV6_EXT;	/* extension header cut short */
+			if (off + 8 > avail)
+				return PKT_ERR_IP_HEADER;	/* past the copy (only with headers copied) */
 			if (next == IPPROTO_AH_)
 				hdrlen = ((uint32_t)b[off + 1] + 2) * 4;
 			else
@@ -194,35 +202,47 @@ static enum pkt_result parse_options(const uint8_t *b, uint32_t start, uint32_t 
 	return PKT_OK;
 }
 
-enum pkt_result pkt_parse(const uint8_t *buf, size_t len, struct pkt *p)
+static enum pkt_result parse(const uint8_t *buf, size_t avail, size_t len, struct pkt *p, bool *short_copy)
 {
 	uint32_t l4 = 0, end = 0, doff;
 	enum pkt_result r;
 
 	memset(p, 0, sizeof(*p));
-	if (len == 0)
+	*short_copy = false;
+	if (len == 0 || avail == 0)
 		return PKT_ERR_EMPTY;
 	if (len > UINT32_MAX)
 		return PKT_ERR_IP_LENGTH;
 	switch (buf[0] >> 4) {
 	case 4:
-		r = parse_ipv4(buf, len, p, &l4, &end);
+		r = parse_ipv4(buf, avail, len, p, &l4, &end);
 		break;
 	case 6:
-		r = parse_ipv6(buf, len, p, &l4, &end);
+		r = parse_ipv6(buf, avail, len, p, &l4, &end);
 		break;
 	default:
 		return PKT_ERR_IP_VERSION;
 	}
+	if (r == PKT_ERR_IP_HEADER && avail < len)
+		*short_copy = true;
 	if (r != PKT_OK)
 		return r;
 	if (end - l4 < TCP_MIN_HLEN)
 		return PKT_ERR_TCP_TRUNCATED;	/* no room for the fixed TCP header */
+	if (l4 + TCP_MIN_HLEN > avail) {
+		*short_copy = true;
+		return PKT_ERR_TCP_TRUNCATED;	/* the copy ends before the fixed TCP header does */
+	}
 	doff = (uint32_t)(buf[l4 + 12] >> 4) * 4;
 	if (doff < TCP_MIN_HLEN || doff > end - l4)
 		return PKT_ERR_TCP_DOFF;	/* data offset inside the fixed header, or past the packet */
+	if (l4 + doff > avail) {
+		*short_copy = true;
+		return PKT_ERR_TCP_TRUNCATED;	/* the copy ends inside the TCP options */
+	}
 	p->data = buf;
 	p->len = end;
+	p->captured = end < avail ? end : (uint32_t)avail;
 	p->tcp_off = (uint16_t)l4;
 	p->sport = be16(buf + l4);
 	p->dport = be16(buf + l4 + 2);
@@ -237,4 +257,18 @@ enum pkt_result pkt_parse(const uint8_t *buf, size_t len, struct pkt *p)
 	if (r != PKT_OK)
 		p->data = NULL;
 	return r;
+}
+
+enum pkt_result pkt_parse(const uint8_t *buf, size_t len, struct pkt *p)
+{
+	bool short_copy;
+
+	return parse(buf, len, len, p, &short_copy);
+}
+
+enum pkt_result pkt_parse_headers(const uint8_t *buf, size_t captured, size_t full_len, struct pkt *p,
+				  bool *short_copy)
+{
+	/* a copy longer than the packet is the packet */
+	return parse(buf, captured < full_len ? captured : full_len, full_len, p, short_copy);
 }

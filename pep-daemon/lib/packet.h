@@ -71,8 +71,9 @@ struct sack_block {
 };
 
 struct pkt {
-	const uint8_t *data;	/* the whole IP packet (not owned) */
+	const uint8_t *data;	/* the whole IP packet (not owned), or its headers (pkt_parse_headers) */
 	uint32_t len;		/* bytes of it that belong to the packet */
+	uint32_t captured;	/* bytes at data: len, or fewer when only the headers were copied */
 	uint8_t family;		/* 4 or 6 */
 	uint8_t addr_len;	/* 4 or 16 */
 	uint16_t tcp_off;	/* offset of the TCP header in data */
@@ -99,6 +100,19 @@ struct pkt {
 
 /* Parse len bytes at buf; on PKT_OK every field of *p is valid. */
 enum pkt_result pkt_parse(const uint8_t *buf, size_t len, struct pkt *p);
+
+/*
+ * Parse the headers of a packet copied only in part: the first captured
+ * bytes (at buf) of a packet full_len bytes long (the kernel's cap_len).
+ * Lengths are judged against full_len, and every header byte read must
+ * lie in the copy; on PKT_OK every field of *p is valid, p->len is
+ * full_len's IP length and p->captured says how much of it is at p->data
+ * (the payload is not: nothing may read it, checksum it or send it on).
+ * *short_copy says the copy ended inside the headers: not the packet's
+ * fault (the result is then PKT_ERR_TCP_TRUNCATED or an IP error).
+ */
+enum pkt_result pkt_parse_headers(const uint8_t *buf, size_t captured, size_t full_len, struct pkt *p,
+				  bool *short_copy);
 
 const char *pkt_result_name(enum pkt_result r);
 

@@ -37,6 +37,8 @@ enum admit_csum admit_checksum(const struct pkt *p, bool not_ready, bool not_ver
 		return CSUM_PARTIAL;
 	if (!not_verified && hook <= HOOK_FORWARD)
 		return CSUM_TRUSTED;
+	if (p->captured < p->len)
+		return CSUM_UNVERIFIABLE;	/* the bytes it covers are not here */
 	return csum_tcp_ok(p->data + p->tcp_off, p->len - p->tcp_off, p->family, p->src, p->dst) ? CSUM_VERIFIED
 												    : CSUM_BAD;
 }

@@ -48,6 +48,7 @@ enum admit_csum {
 	CSUM_PARTIAL,		/* CHECKSUM_PARTIAL: the field holds the pseudo-header sum; the bytes are the kernel's */
 	CSUM_VERIFIED,		/* pepd verified it: right */
 	CSUM_BAD,		/* wrong (TCP, or the IPv4 header): never edited, cached or used; passed as it is */
+	CSUM_UNVERIFIABLE,	/* only the headers were copied and nobody verified it: treated as CSUM_BAD */
 };
 
 /*
@@ -56,8 +57,9 @@ enum admit_csum {
  * the hook it was queued at.  The kernel's word that it verified a
  * checksum (neither flag) holds only at hooks up to FORWARD (0-2 in both
  * the inet and the bridge families); elsewhere, e.g. a bridge's output
- * hook, pepd verifies.  The IPv4 header is always checked: a bridge does
- * not.
+ * hook, pepd verifies, which it cannot for a packet of which it has only
+ * the headers (p->captured < p->len).  The IPv4 header is always checked:
+ * a bridge does not.
  */
 enum admit_csum admit_checksum(const struct pkt *p, bool not_ready, bool not_verified, uint8_t hook);
 

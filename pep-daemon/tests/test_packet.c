@@ -143,9 +143,56 @@ static void short_segments(void)
 	CHECK(pkt_parse(buf, n, &p) == PKT_SKIP_JUMBO, "payload length 0");
 }
 
+/*
+ * Headers only (headers_only: the kernel copied the first bytes and gave
+ * the full length): judged against the full length, read only inside the
+ * copy, and a copy that ends inside the headers is told apart from a lie.
+ */
+static void headers_only(void)
+{
+	static const struct {
+		int family;
+		uint32_t captured;	/* bytes copied */
+		enum pkt_result want;
+		bool short_copy;
+		const char *why;
+	} cases[] = {
+		{ 4, 96, PKT_OK, false, "IPv4: the headers and a little payload" },
+		{ 4, 72, PKT_OK, false, "IPv4: exactly the headers (20 + 52)" },
+		{ 4, 71, PKT_ERR_TCP_TRUNCATED, true, "IPv4: the copy ends in the TCP options" },
+		{ 4, 30, PKT_ERR_TCP_TRUNCATED, true, "IPv4: the copy ends in the fixed TCP header" },
+		{ 4, 12, PKT_ERR_IP_HEADER, true, "IPv4: the copy ends in the IP header" },
+		{ 6, 92, PKT_OK, false, "IPv6: exactly the headers (40 + 52)" },
+		{ 6, 80, PKT_ERR_TCP_TRUNCATED, true, "IPv6: the copy ends in the TCP options" },
+		{ 4, 4000, PKT_OK, false, "a copy longer than the packet is the packet" },
+	};
+	uint8_t buf[4096];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tpkt t;
+		struct pkt p;
+		uint32_t n = good(cases[i].family, buf, &t);
+		bool short_copy = !cases[i].short_copy;
+		enum pkt_result r = pkt_parse_headers(buf, cases[i].captured, n, &p, &short_copy);
+
+		CHECK(r == cases[i].want && short_copy == cases[i].short_copy, "%s: %s%s", cases[i].why,
+		      pkt_result_name(r), short_copy ? ", short copy" : "");
+		if (r == PKT_OK)
+			CHECK(p.len == n && p.captured == (cases[i].captured < n ? cases[i].captured : n) &&
+			      p.payload_len == 100 && p.seq == 1000 && p.nsack == 2,
+			      "%s: fields from the headers, lengths from the full packet", cases[i].why);
+	}
+	/* the full length still has to agree with the IP header */
+	good(4, buf, &(struct tpkt){ 0 });
+	CHECK(pkt_parse_headers(buf, 80, 100, &(struct pkt){ 0 }, &(bool){ false }) == PKT_ERR_IP_LENGTH,
+	      "IP total length past the kernel's full length");
+}
+
 int main(void)
 {
 	well_formed();
+	headers_only();
 	short_segments();
 	malformed();
 	ipv6_extension();
