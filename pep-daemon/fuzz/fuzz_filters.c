@@ -7,7 +7,8 @@
  * all near one connection's sequence space so that the interesting paths
  * (holes, dupacks, copies, timers) are reached.  After every step the
  * cache must be consistent: sorted, its bytes charged to the budget, and
- * every SEND_SEGMENT action naming a cached segment.
+ * every SEND_SEGMENT action naming a cached segment.  Some data segments
+ * are GSO super-packets (up to 16 000 bytes), cached as slices.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,14 +28,14 @@ static void check(struct harness *h, const struct pep_out *out)
 		const struct seg *g = segq_at(&f->cache, i);
 
 		bytes += g->len;
-		PROMISE(g->data && g->len);
+		PROMISE(g->buf && g->buf->len && g->len && g->buf->refs);
 		if (i)
 			PROMISE(seq_before(segq_at(&f->cache, i - 1)->seq, g->seq));
 	}
 	PROMISE(bytes == f->cache.bytes && h->ft.budget.bytes == bytes);
 	PROMISE(f->cache.bytes <= h->cfg.flow_cache_bytes);
 	if (out->verdict == VERDICT_INJECT)
-		PROMISE(segq_find(&f->cache, out->inject_seq) >= 0);
+		PROMISE(segq_find(&f->cache, out->inject_seq) >= 0 && seq_after(out->inject_end, out->inject_seq));
 	for (i = 0; i < out->nact; i++) {
 		if (out->act[i].type == ACTION_SEND_SEGMENT) {
 			PROMISE(segq_find(&f->cache, out->act[i].seq) >= 0);
@@ -69,7 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (; pos + 8 <= size; pos += 8) {
 		const uint8_t *r = data + pos;
 		uint32_t off = (uint32_t)(r[1] << 8 | r[2]) * 8;	/* relative sequence, 8-byte grain */
-		uint32_t len = (uint32_t)(r[3] & 0x7) * 200;	/* up to 1400: fits the harness buffer */
+		/* up to 1400, or a GSO super-packet of up to 16 000 bytes */
+		uint32_t len = r[3] & 0x8 ? (uint32_t)((r[3] >> 4) + 1) * 1000 : (uint32_t)(r[3] & 0x7) * 200;
 		struct tpkt t = { .family = h.family, .ts = true, .tsval = (uint32_t)pos, .win = 1000 };
 
 		h.now += (uint64_t)r[4] * 1000000ULL;	/* up to 255 ms per record */

@@ -127,19 +127,19 @@ uint32_t build_slice_payload(uint32_t mtu, uint32_t payload_off, uint16_t mss, u
 	return room;
 }
 
-int build_slices(const struct pkt *p, uint32_t max_payload, const uint32_t *tsval, uint8_t *buf, size_t bufsz,
-		 build_emit_fn emit, void *ctx)
+int build_slices_range(const struct pkt *p, uint32_t from, uint32_t to, uint32_t max_payload, const uint32_t *tsval,
+		       uint8_t *buf, size_t bufsz, build_emit_fn emit, void *ctx)
 {
-	uint32_t hdr = p->payload_off, done = 0, chunk, total;
+	uint32_t hdr = p->payload_off, done = from, chunk, total;
 	uint16_t ipid = 0;
 	int n = 0, err;
 	uint8_t *tcp;
 
-	if (max_payload == 0)
+	if (max_payload == 0 || to > p->payload_len || (from >= to && p->payload_len))
 		return -1;
-	if ((p->payload_len + max_payload - 1) / max_payload > BUILD_MAX_SLICES)
+	if ((to - from + max_payload - 1) / max_payload > BUILD_MAX_SLICES)
 		return BUILD_TOO_MANY_SLICES;
-	if (p->payload_len <= max_payload) {
+	if (from == 0 && to == p->payload_len && p->payload_len <= max_payload) {
 		/* one slice: the packet as cached; a new TSval updates the checksum by its difference */
 		uint8_t ts[4];
 
@@ -154,14 +154,14 @@ int build_slices(const struct pkt *p, uint32_t max_payload, const uint32_t *tsva
 		return err < 0 ? err : 1;
 	}
 	/*
-	 * Several: each slice's checksum is computed from its bytes, which
-	 * pepd may do because a cached segment's checksum was verified (or
-	 * the kernel built it) before it was cached.
+	 * Several, or part of the packet: each slice's checksum is computed
+	 * from its bytes, which pepd may do because a cached segment's
+	 * checksum was verified (or the kernel built it) before it was cached.
 	 */
 	if (p->family == 4)
 		ipid = (uint16_t)(p->data[4] << 8 | p->data[5]);
 	do {
-		chunk = p->payload_len - done;
+		chunk = to - done;
 		if (chunk > max_payload)
 			chunk = max_payload;
 		total = hdr + chunk;
@@ -177,7 +177,7 @@ int build_slices(const struct pkt *p, uint32_t max_payload, const uint32_t *tsva
 			put32(buf + p->ts_opt_off + 2, *tsval);
 		if (p->family == 4) {
 			put16(buf + 2, (uint16_t)total);
-			put16(buf + 4, (uint16_t)(ipid + n));
+			put16(buf + 4, (uint16_t)(ipid + done / max_payload));
 			csum_ipv4_header(buf, p->tcp_off);
 		} else {
 			put16(buf + 4, (uint16_t)(total - 40));
@@ -188,6 +188,12 @@ int build_slices(const struct pkt *p, uint32_t max_payload, const uint32_t *tsva
 			return err;
 		n++;
 		done += chunk;
-	} while (done < p->payload_len);
+	} while (done < to);
 	return n;
+}
+
+int build_slices(const struct pkt *p, uint32_t max_payload, const uint32_t *tsval, uint8_t *buf, size_t bufsz,
+		 build_emit_fn emit, void *ctx)
+{
+	return build_slices_range(p, 0, p->payload_len, max_payload, tsval, buf, bufsz, emit, ctx);
 }

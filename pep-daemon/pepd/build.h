@@ -83,4 +83,13 @@ typedef int (*build_emit_fn)(void *ctx, const uint8_t *pkt, uint32_t len);
 int build_slices(const struct pkt *p, uint32_t max_payload, const uint32_t *tsval, uint8_t *buf, size_t bufsz,
 		 build_emit_fn emit, void *ctx);
 
+/*
+ * The same for payload bytes [from, to) of p only (a slice of a cached GSO
+ * super-packet, 0 <= from < to <= p->payload_len): every slice built from
+ * the bytes, its checksum computed; PSH and FIN only if it ends the packet.
+ * The whole payload is build_slices.
+ */
+int build_slices_range(const struct pkt *p, uint32_t from, uint32_t to, uint32_t max_payload, const uint32_t *tsval,
+		       uint8_t *buf, size_t bufsz, build_emit_fn emit, void *ctx);
+
 #endif

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,6 +7,150 @@
 #include "seq.h"
 
 #define SEGQ_MIN_CAP 16
+#define BUF_HDR offsetof(struct seg_buf, data)
+
+/*
+ * The pool's size classes: what one copy takes, header included, each at
+ * most 1.5 times the one before (a copy wastes at most a third; an MTU
+ * packet fits 1536 with 12 bytes to spare), the last a 64 KiB IP packet.
+ */
+static const uint32_t class_size[CACHE_CLASSES] = {
+	64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768,
+	49152, BUF_HDR + 65536,
+};
+
+_Static_assert(BUF_HDR + 40 <= 64, "the smallest class holds a bare IPv4 ACK");
+
+static int class_of(uint32_t len)
+{
+	int c;
+
+	for (c = 0; c < CACHE_CLASSES; c++)
+		if (BUF_HDR + (uint64_t)len <= class_size[c])
+			return c;
+	return -1;
+}
+
+uint64_t cache_charge(uint32_t len)
+{
+	int c = class_of(len);
+
+	return c < 0 ? cache_alloc_size(BUF_HDR + (uint64_t)len) : cache_alloc_size(class_size[c]);
+}
+
+static uint64_t class_mem(int c)
+{
+	return cache_alloc_size(class_size[c]);
+}
+
+/* ---------------------------------------------------------------- the pool */
+
+/* Free-list copies back to malloc until `need` more bytes fit under the bound, or none is left. */
+static void pool_make_room(struct cache_budget *b, uint64_t need)
+{
+	int c;
+
+	for (c = CACHE_CLASSES - 1; c >= 0 && b->mem + b->pool.mem + need > b->limit; c--) {
+		while (b->pool.free[c] && b->mem + b->pool.mem + need > b->limit) {
+			struct seg_buf *f = b->pool.free[c];
+
+			b->pool.free[c] = f->next_free;
+			b->pool.nfree[c]--;
+			b->pool.mem -= class_mem(c);
+			free(f);
+		}
+	}
+}
+
+static bool fits(struct cache_budget *b, uint64_t need)
+{
+	if (b->mem + b->pool.mem + need > b->limit)
+		pool_make_room(b, need);
+	return b->mem + b->pool.mem + need <= b->limit;
+}
+
+struct seg_buf *seg_buf_new(struct cache_budget *b, const uint8_t *pkt, uint32_t len)
+{
+	int c = class_of(len);
+	struct seg_buf *buf;
+
+	if (c < 0) {
+		b->refused_nomem++;	/* longer than an IP packet can be: cannot happen */
+		return NULL;
+	}
+	if (b->pool.free[c]) {
+		buf = b->pool.free[c];
+		b->pool.free[c] = buf->next_free;
+		b->pool.nfree[c]--;
+		b->pool.taken[c]++;
+		b->pool.mem -= class_mem(c);
+		b->pool.reused++;
+	} else {
+		if (!fits(b, class_mem(c))) {
+			b->refused_total++;
+			return NULL;
+		}
+		buf = malloc(class_size[c]);
+		if (!buf) {
+			b->refused_nomem++;
+			return NULL;
+		}
+		b->pool.fresh++;
+	}
+	b->mem += class_mem(c);
+	buf->next_free = NULL;
+	buf->refs = 1;
+	buf->len = len;
+	buf->cls = (uint8_t)c;
+	memcpy(buf->data, pkt, len);
+	return buf;
+}
+
+void seg_buf_put(struct cache_budget *b, struct seg_buf *buf)
+{
+	int c;
+
+	if (!buf || --buf->refs)
+		return;
+	c = buf->cls;
+	b->mem -= class_mem(c);
+	buf->next_free = b->pool.free[c];
+	b->pool.free[c] = buf;
+	b->pool.nfree[c]++;
+	b->pool.mem += class_mem(c);
+	/* the free lists count against the bound too: never more than it allows */
+	if (b->mem + b->pool.mem > b->limit)
+		pool_make_room(b, 0);
+}
+
+void cache_pool_trim(struct cache_budget *b)
+{
+	int c;
+
+	for (c = 0; c < CACHE_CLASSES; c++) {
+		/* keep what the last period took from this list: the working set of a steady flow */
+		while (b->pool.nfree[c] > b->pool.taken[c]) {
+			struct seg_buf *f = b->pool.free[c];
+
+			b->pool.free[c] = f->next_free;
+			b->pool.nfree[c]--;
+			b->pool.mem -= class_mem(c);
+			free(f);
+		}
+		b->pool.taken[c] = 0;
+	}
+}
+
+void cache_pool_drain(struct cache_budget *b)
+{
+	int c;
+
+	for (c = 0; c < CACHE_CLASSES; c++)
+		b->pool.taken[c] = 0;
+	cache_pool_trim(b);
+}
+
+/* ---------------------------------------------------------------- the ring */
 
 static uint64_t ring_mem(uint32_t cap)
 {
@@ -16,10 +161,9 @@ static void seg_free(struct segq *q, struct cache_budget *b, struct seg *s)
 {
 	q->bytes -= s->len;
 	b->bytes -= s->len;
-	b->mem -= cache_alloc_size(s->len);
 	b->packets--;
-	free(s->data);
-	s->data = NULL;
+	seg_buf_put(b, s->buf);
+	s->buf = NULL;
 }
 
 /* An empty queue gives its ring back: an idle flow holds no memory. */
@@ -41,7 +185,7 @@ static enum cache_insert segq_grow(struct segq *q, struct cache_budget *b, uint6
 
 	if (ncap < q->cap)
 		return CACHE_NOMEM;
-	if (b->mem - ring_mem(q->cap) + ring_mem(ncap) + need > b->limit) {
+	if (!fits(b, ring_mem(ncap) - ring_mem(q->cap) + need)) {
 		b->refused_total++;
 		return CACHE_FULL;
 	}
@@ -84,46 +228,49 @@ long segq_find(const struct segq *q, uint32_t seq)
 	return -1;
 }
 
-enum cache_insert segq_insert(struct segq *q, struct cache_budget *b, uint32_t seq, uint32_t end,
-			      const uint8_t *pkt, uint32_t len, struct seg **out)
+/*
+ * Where a segment starting at seq goes, if every per-flow bound and the
+ * ring allow it (with `need` more bytes of memory to come for its copy):
+ * CACHE_INSERTED and *pos, or why not (*out at the duplicate).
+ */
+static enum cache_insert segq_place(struct segq *q, struct cache_budget *b, uint32_t seq, uint32_t charge,
+				    uint64_t need, uint32_t *pos, struct seg **out)
 {
-	uint32_t pos, i;
-	struct seg *s;
-	uint8_t *copy;
+	uint32_t p = q->count;
 
 	*out = NULL;
 	/* position: after every segment that starts before seq */
-	pos = q->count;
-	while (pos > 0 && seq_after(segq_at(q, pos - 1)->seq, seq))
-		pos--;
-	if (pos > 0 && segq_at(q, pos - 1)->seq == seq) {
-		*out = segq_at(q, pos - 1);
+	while (p > 0 && seq_after(segq_at(q, p - 1)->seq, seq))
+		p--;
+	if (p > 0 && segq_at(q, p - 1)->seq == seq) {
+		*out = segq_at(q, p - 1);
 		return CACHE_DUPLICATE;
 	}
 	if (b->seg_limit && q->count >= b->seg_limit) {
 		b->refused_flow_segments++;
 		return CACHE_FULL;
 	}
-	if ((uint64_t)q->bytes + len > b->flow_limit) {
+	if ((uint64_t)q->bytes + charge > b->flow_limit) {
 		b->refused_flow_bytes++;
 		return CACHE_FULL;
 	}
 	if (q->count == q->cap) {
-		enum cache_insert r = segq_grow(q, b, cache_alloc_size(len));
+		enum cache_insert r = segq_grow(q, b, need);
 
 		if (r != CACHE_INSERTED)
 			return r;
 	}
-	if (b->mem + cache_alloc_size(len) > b->limit) {
-		b->refused_total++;
-		return CACHE_FULL;
-	}
-	copy = malloc(len);
-	if (!copy) {
-		b->refused_nomem++;
-		return CACHE_NOMEM;
-	}
-	memcpy(copy, pkt, len);
+	*pos = p;
+	return CACHE_INSERTED;
+}
+
+/* Put a descriptor for [seq, end) of buf at pos (segq_place said where); it takes a reference. */
+static struct seg *segq_put(struct segq *q, struct cache_budget *b, uint32_t pos, uint32_t seq, uint32_t end,
+			    struct seg_buf *buf, uint32_t charge)
+{
+	struct seg *s;
+	uint32_t i;
+
 	for (i = q->count; i > pos; i--)
 		*segq_at(q, i) = *segq_at(q, i - 1);
 	q->count++;
@@ -131,43 +278,79 @@ enum cache_insert segq_insert(struct segq *q, struct cache_budget *b, uint32_t s
 	memset(s, 0, sizeof(*s));
 	s->seq = seq;
 	s->end = end;
-	s->len = len;
-	s->data = copy;
-	q->bytes += len;
-	b->bytes += len;
-	b->mem += cache_alloc_size(len);
+	s->len = charge;
+	s->buf = buf;
+	buf->refs++;
+	q->bytes += charge;
+	b->bytes += charge;
 	b->packets++;
-	*out = s;
+	return s;
+}
+
+enum cache_insert segq_insert(struct segq *q, struct cache_budget *b, uint32_t seq, uint32_t end,
+			      const uint8_t *pkt, uint32_t len, struct seg **out)
+{
+	enum cache_insert r;
+	struct seg_buf *buf;
+	uint32_t pos;
+
+	r = segq_place(q, b, seq, len, cache_charge(len), &pos, out);
+	if (r != CACHE_INSERTED)
+		return r;
+	buf = seg_buf_new(b, pkt, len);
+	if (!buf)
+		return b->mem + b->pool.mem + cache_charge(len) > b->limit ? CACHE_FULL : CACHE_NOMEM;
+	*out = segq_put(q, b, pos, seq, end, buf, len);
+	seg_buf_put(b, buf);	/* the segment's reference is the one left */
 	return CACHE_INSERTED;
+}
+
+enum cache_insert segq_insert_buf(struct segq *q, struct cache_budget *b, uint32_t seq, uint32_t end,
+				  struct seg_buf *buf, uint32_t charge, struct seg **out)
+{
+	enum cache_insert r;
+	uint32_t pos;
+
+	r = segq_place(q, b, seq, charge, 0, &pos, out);
+	if (r != CACHE_INSERTED)
+		return r;
+	*out = segq_put(q, b, pos, seq, end, buf, charge);
+	return CACHE_INSERTED;
+}
+
+int segq_replace_buf(struct segq *q, struct cache_budget *b, struct seg *g, uint32_t end, struct seg_buf *buf,
+		     uint32_t charge)
+{
+	if ((uint64_t)q->bytes - g->len + charge > b->flow_limit) {
+		b->refused_flow_bytes++;
+		return -1;
+	}
+	buf->refs++;
+	seg_buf_put(b, g->buf);
+	q->bytes = q->bytes - g->len + charge;
+	b->bytes = b->bytes - g->len + charge;
+	g->buf = buf;
+	g->len = charge;
+	g->end = end;
+	return 0;
 }
 
 int segq_replace(struct segq *q, struct cache_budget *b, struct seg *g, uint32_t end, const uint8_t *pkt,
 		 uint32_t len)
 {
-	uint8_t *copy;
+	struct seg_buf *buf;
+	int r;
 
 	if ((uint64_t)q->bytes - g->len + len > b->flow_limit) {
 		b->refused_flow_bytes++;
 		return -1;
 	}
-	if (b->mem - cache_alloc_size(g->len) + cache_alloc_size(len) > b->limit) {
-		b->refused_total++;
+	buf = seg_buf_new(b, pkt, len);
+	if (!buf)
 		return -1;
-	}
-	copy = malloc(len);
-	if (!copy) {
-		b->refused_nomem++;
-		return -1;
-	}
-	memcpy(copy, pkt, len);
-	q->bytes = q->bytes - g->len + len;
-	b->bytes = b->bytes - g->len + len;
-	b->mem = b->mem - cache_alloc_size(g->len) + cache_alloc_size(len);
-	free(g->data);
-	g->data = copy;
-	g->len = len;
-	g->end = end;
-	return 0;
+	r = segq_replace_buf(q, b, g, end, buf, len);
+	seg_buf_put(b, buf);
+	return r;
 }
 
 void segq_remove(struct segq *q, struct cache_budget *b, uint32_t i)

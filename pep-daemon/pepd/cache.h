@@ -4,15 +4,25 @@
  * wireless host and not yet acknowledged by it, in sequence order.
  *
  * A ring of descriptors (most segments arrive at the tail and leave at the
- * head), each owning a malloc'ed copy of the whole IP packet.  Three bounds,
+ * head), each pointing at a copy of the IP packet it was cut from: one
+ * segment per packet, or, for a GSO super-packet, one per MSS-sized slice,
+ * all sharing the one copy (counted references), so that each slice is
+ * acknowledged, found lost and retransmitted on its own.  Three bounds,
  * each refusal counted by its reason: a flow's packet bytes
- * (flow_cache_bytes), a flow's segments (flow_cache_segments: a flood of
- * tiny segments costs descriptors and per-ACK work, not bytes), and the
- * memory of all flows' caches together (total_cache_bytes), charged as
- * the allocator spends it: each copy with its allocation overhead, each
- * ring by its capacity (freed when it empties).  An insert that would
- * exceed one is refused, and the caller passes that segment through
- * uncached.
+ * (flow_cache_bytes, each slice charged as the packet it would be on its
+ * own), a flow's segments (flow_cache_segments: a flood of tiny segments
+ * costs descriptors and per-ACK work, not bytes), and the memory of all
+ * flows' caches together (total_cache_bytes), charged as the allocator
+ * spends it: each copy by its size class with malloc's overhead, each ring
+ * by its capacity (freed when it empties), and the copies the pool keeps
+ * for reuse.  An insert that would exceed one is refused, and the caller
+ * passes that segment through uncached.
+ *
+ * The copies come from a pool of size classes (each at most 1.5 times the
+ * last, 64 bytes to a 64 KiB packet): a freed copy goes to its class's
+ * free list and the next packet of that size takes it, so a steady flow
+ * costs no malloc per packet.  What a free list held unused since the last
+ * cache_pool_trim (once a second, pepd's idle sweep) goes back to malloc.
  */
 #ifndef PEPD_CACHE_H
 #define PEPD_CACHE_H
@@ -29,6 +39,15 @@
 #define SEG_UNSENT_TX 0x10	/* its latest transmission never left (the queue refused it): no RTT sample */
 #define SEG_NOT_OURS (SEG_GIVEN_UP | SEG_QUEUE_DROP)	/* holes pepd will not repair */
 
+/* A cached packet: one allocation, shared by the segments cut from it. */
+struct seg_buf {
+	struct seg_buf *next_free;	/* on its class's free list */
+	uint32_t refs;		/* segments that point at it */
+	uint32_t len;		/* bytes at data: the whole IP packet as forwarded */
+	uint8_t cls;		/* its pool size class */
+	uint8_t data[];
+};
+
 struct seg {
 	uint32_t seq;		/* first sequence number */
 	uint32_t end;		/* one past the last */
@@ -40,15 +59,28 @@ struct seg {
 	uint16_t local_rtx;	/* local retransmission rounds so far */
 	uint8_t flags;
 	uint8_t last_extra;	/* extra copies sent in the latest local round */
-	uint32_t len;		/* bytes at data */
-	uint8_t *data;		/* the whole IP packet as forwarded */
+	uint32_t len;		/* bytes charged to the flow: the segment as a packet of its own */
+	struct seg_buf *buf;	/* the packet it was cut from (buf->data, buf->len) */
+};
+
+#define CACHE_CLASSES 21
+
+/* Copies kept for reuse, by size class. */
+struct cache_pool {
+	struct seg_buf *free[CACHE_CLASSES];
+	uint32_t nfree[CACHE_CLASSES];
+	uint32_t taken[CACHE_CLASSES];	/* taken from a free list since the last trim */
+	uint64_t mem;		/* what the free lists hold, as malloc spent it */
+	uint64_t fresh;		/* copies malloc'ed */
+	uint64_t reused;	/* copies taken from a free list */
 };
 
 struct cache_budget {
 	uint64_t bytes;		/* packet bytes cached now, all flows */
 	uint64_t packets;
 	uint64_t mem;		/* memory the caches hold now: copies with allocation overhead, rings */
-	uint64_t limit;		/* total_cache_bytes: the bound on mem */
+	uint64_t limit;		/* total_cache_bytes: the bound on mem + pool.mem */
+	struct cache_pool pool;
 	uint32_t flow_limit;	/* flow_cache_bytes: the bound on a flow's packet bytes */
 	uint32_t seg_limit;	/* flow_cache_segments: the bound on a flow's segments (0: none) */
 	/* inserts refused, by the bound that refused them */
@@ -62,6 +94,9 @@ static inline uint64_t cache_alloc_size(uint64_t n)
 
 	return c < 32 ? 32 : c;
 }
+
+/* What a copy of a len-byte packet costs the total bound: its size class, as malloc spends it. */
+uint64_t cache_charge(uint32_t len);
 
 struct segq {
 	struct seg *ring;
@@ -97,6 +132,32 @@ enum cache_insert segq_insert(struct segq *q, struct cache_budget *b, uint32_t s
  */
 int segq_replace(struct segq *q, struct cache_budget *b, struct seg *g, uint32_t end, const uint8_t *pkt,
 		 uint32_t len);
+
+/*
+ * A copy of a packet to cut several segments from (a GSO super-packet):
+ * the caller holds one reference, and each segment inserted with it one
+ * more.  NULL when the total bound or malloc refuses (counted).
+ */
+struct seg_buf *seg_buf_new(struct cache_budget *b, const uint8_t *pkt, uint32_t len);
+
+/* Drop a reference; the last one gives the copy back to the pool. */
+void seg_buf_put(struct cache_budget *b, struct seg_buf *buf);
+
+/*
+ * segq_insert and segq_replace for a segment of a shared copy, charged
+ * `charge` bytes against the flow's bound (the segment as a packet of its
+ * own); a segment inserted or replaced takes a reference to buf.
+ */
+enum cache_insert segq_insert_buf(struct segq *q, struct cache_budget *b, uint32_t seq, uint32_t end,
+				  struct seg_buf *buf, uint32_t charge, struct seg **out);
+int segq_replace_buf(struct segq *q, struct cache_budget *b, struct seg *g, uint32_t end, struct seg_buf *buf,
+		     uint32_t charge);
+
+/* Give malloc back what the free lists held unused since the last call (pepd: once a second). */
+void cache_pool_trim(struct cache_budget *b);
+
+/* Give malloc back every copy the free lists hold. */
+void cache_pool_drain(struct cache_budget *b);
 
 /* Free the segment at index i. */
 void segq_remove(struct segq *q, struct cache_budget *b, uint32_t i);

@@ -29,7 +29,7 @@ enum pep_dir {
 enum pep_verdict {
 	VERDICT_ACCEPT,
 	VERDICT_DROP,
-	VERDICT_INJECT,		/* drop the original, send the cached copy at inject_seq instead */
+	VERDICT_INJECT,		/* drop the original, send the cached copies of [inject_seq, inject_end) instead */
 };
 
 enum pep_action_type {
@@ -53,7 +53,8 @@ enum pep_timer_op {
 
 struct pep_out {
 	enum pep_verdict verdict;
-	uint32_t inject_seq;	/* with VERDICT_INJECT */
+	uint32_t inject_seq;	/* with VERDICT_INJECT: the first cached segment, */
+	uint32_t inject_end;	/* and the end of the last (a GSO super-packet is several) */
 	bool hide_sack;		/* forward with the SACK option blanked */
 	uint8_t sack_n;		/* forward with the SACK option cut to these blocks (0: as it came) */
 	struct sack_block sack_blocks[2];
@@ -70,6 +71,7 @@ struct pep_ctx {
 	struct cache_budget *budget;
 	struct pep_counters *total;
 	uint64_t now;		/* monotonic ns */
+	uint32_t mtu;		/* the wireless egress MTU (0: 1500): what one packet carries there */
 };
 
 struct json_out;
@@ -113,6 +115,7 @@ static inline void out_reset(struct pep_out *out)
 {
 	out->verdict = VERDICT_ACCEPT;
 	out->inject_seq = 0;
+	out->inject_end = 0;
 	out->hide_sack = false;
 	out->sack_n = 0;
 	out->set_window = false;

@@ -64,6 +64,7 @@
  */
 #include <string.h>
 
+#include "build.h"
 #include "filter_snoop.h"
 #include "flow.h"
 #include "json.h"
@@ -242,14 +243,102 @@ static void detect_losses(const struct snoop_policy *pol, struct flow *f, const 
 	}
 }
 
+/*
+ * Cache [seq, end) of data packet p: the whole packet (buf NULL), or one
+ * MSS-sized slice of a GSO super-packet's shared copy buf, charged as the
+ * packet it would be on its own.  Returns the cached segment, or NULL when
+ * a bound refused it (*full set).
+ */
+static struct seg *cache_segment(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, uint32_t seq,
+				 uint32_t end, struct seg_buf *buf, uint32_t charge, bool *inserted, bool *full)
+{
+	struct snoop_state *s = &f->st.snoop;
+	bool sender_rtx = seq_before(seq, s->snd_max), refused;
+	struct seg *g = NULL;
+	enum cache_insert r;
+	int replaced;
+
+	if (buf)
+		r = segq_insert_buf(&f->cache, ctx->budget, seq, end, buf, charge, &g);
+	else
+		r = segq_insert(&f->cache, ctx->budget, seq, end, p->data, p->len, &g);
+	switch (r) {
+	case CACHE_INSERTED:
+		*inserted = true;
+		g->first_tx_ns = ctx->now;
+		note_transmission(s, g, ctx->now, 1);
+		g->credit_order = g->tx_order;
+		if (sender_rtx) {
+			g->flags |= SEG_SENDER_RTX;
+			/*
+			 * An earlier copy may have passed uncached or around this box,
+			 * and an ACK for it would say nothing about this one; unless
+			 * that copy was this box's congestion signal, dropped here.
+			 */
+			if (!(s->signal_seq == seq && s->signal_dropped))
+				g->credit_order = 0;
+		}
+		break;
+	case CACHE_DUPLICATE:
+		/*
+		 * The sender's own retransmission of a segment cached here: keep
+		 * its bytes, not ours (its timestamp is current; ours may be old
+		 * enough for the receiver's PAWS check to discard).
+		 */
+		if (buf)
+			replaced = segq_replace_buf(&f->cache, ctx->budget, g, end, buf, charge);
+		else
+			replaced = segq_replace(&f->cache, ctx->budget, g, end, p->data, p->len);
+		if (replaced < 0) {
+			/* no room for the new copy: the old one must not stay; pass it uncached */
+			segq_remove(&f->cache, ctx->budget, (uint32_t)segq_find(&f->cache, seq));
+			*full = true;
+			g = NULL;
+			break;
+		}
+		refused = g->flags & SEG_QUEUE_DROP;
+		g->flags = (uint8_t)((g->flags | SEG_SENDER_RTX) & ~(SEG_NOT_OURS | SEG_SACKED));
+		g->local_rtx = 0;
+		note_transmission(s, g, ctx->now, 1);
+		/*
+		 * If no earlier copy ever entered the queue, an ACK for it proves
+		 * this one arrived; otherwise it may race one of ours: credit only
+		 * what was surely sent before.
+		 */
+		if (refused)
+			g->credit_order = g->tx_order;
+		break;
+	case CACHE_FULL:
+	case CACHE_NOMEM:
+		*full = true;
+		break;
+	}
+	return g;
+}
+
+/*
+ * Payload bytes per cached segment of p: all of it when it fits the
+ * wireless hop's MTU (a packet as its sender cut it), else what one packet
+ * carries there (the MTU, the receiver's MSS).  A GSO super-packet is
+ * cached as slices of that size, each found lost and repaired on its own,
+ * as the packets its receiver sees are.
+ */
+static uint32_t slice_payload(const struct flow *f, const struct pkt *p, const struct pep_ctx *ctx)
+{
+	uint32_t mtu = ctx->mtu ? ctx->mtu : 1500;
+
+	if (p->len <= mtu)
+		return p->payload_len;
+	return build_slice_payload(mtu, p->payload_off, f->conn.wh_mss, p->tcp_hlen - 20u);
+}
+
 static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out)
 {
 	struct snoop_state *s = &f->st.snoop;
 	const struct pep_config *cfg = ctx->cfg;
-	uint32_t end = pkt_end(p);
-	struct seg *g = NULL;
-	enum cache_insert r;
-	bool sender_rtx, refused;
+	uint32_t end = pkt_end(p), slice, off;
+	bool sender_rtx, inserted = false, full = false, all;
+	struct seg_buf *buf;
 
 	COUNT(ctx, f, data_packets, 1);
 	if (p->flags & TCPF_SYN) {
@@ -308,58 +397,32 @@ static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *c
 		COUNT(ctx, f, congestion_signals, 1);
 		return;
 	}
-	r = segq_insert(&f->cache, ctx->budget, p->seq, end, p->data, p->len, &g);
-	switch (r) {
-	case CACHE_INSERTED:
-		COUNT(ctx, f, cached_packets, 1);
-		g->first_tx_ns = ctx->now;
-		note_transmission(s, g, ctx->now, 1);
-		g->credit_order = g->tx_order;
-		if (sender_rtx) {
-			g->flags |= SEG_SENDER_RTX;
-			/*
-			 * An earlier copy may have passed uncached or around this box,
-			 * and an ACK for it would say nothing about this one; unless
-			 * that copy was this box's congestion signal, dropped here.
-			 */
-			if (!(s->signal_seq == p->seq && s->signal_dropped))
-				g->credit_order = 0;
+	slice = slice_payload(f, p, ctx);
+	if (p->payload_len <= slice) {
+		all = cache_segment(f, p, ctx, p->seq, end, NULL, p->len, &inserted, &full) != NULL;
+	} else {
+		/* a GSO super-packet: one copy, cut once into slices, each a segment of its own */
+		buf = seg_buf_new(ctx->budget, p->data, p->len);
+		all = buf != NULL;
+		full = buf == NULL;
+		for (off = 0; buf && off < p->payload_len; off += slice) {
+			uint32_t n = p->payload_len - off < slice ? p->payload_len - off : slice;
+			uint32_t sseq = p->seq + off, send = off + n == p->payload_len ? end : sseq + n;
+
+			if (!cache_segment(f, p, ctx, sseq, send, buf, p->payload_off + n, &inserted, &full))
+				all = false;
 		}
-		break;
-	case CACHE_DUPLICATE:
-		/*
-		 * The sender's own retransmission of a segment cached here: keep
-		 * its bytes, not ours (its timestamp is current; ours may be old
-		 * enough for the receiver's PAWS check to discard).
-		 */
-		if (segq_replace(&f->cache, ctx->budget, g, end, p->data, p->len) < 0) {
-			/* no room for the new copy: the old one must not stay; pass it uncached */
-			segq_remove(&f->cache, ctx->budget, (uint32_t)segq_find(&f->cache, p->seq));
-			COUNT(ctx, f, cache_full, 1);
-			g = NULL;
-			break;
-		}
-		refused = g->flags & SEG_QUEUE_DROP;
-		g->flags = (uint8_t)((g->flags | SEG_SENDER_RTX) & ~(SEG_NOT_OURS | SEG_SACKED));
-		g->local_rtx = 0;
-		note_transmission(s, g, ctx->now, 1);
-		/*
-		 * If no earlier copy ever entered the queue, an ACK for it proves
-		 * this one arrived; otherwise it may race one of ours: credit only
-		 * what was surely sent before.
-		 */
-		if (refused)
-			g->credit_order = g->tx_order;
-		break;
-	case CACHE_FULL:
-	case CACHE_NOMEM:
-		COUNT(ctx, f, cache_full, 1);
-		break;
+		seg_buf_put(ctx->budget, buf);
 	}
-	if (g && cfg->forward == FORWARD_INJECT) {
+	if (inserted)
+		COUNT(ctx, f, cached_packets, 1);
+	if (full)
+		COUNT(ctx, f, cache_full, 1);
+	if (all && cfg->forward == FORWARD_INJECT) {
 		/* pepd sends the copy itself: the egress queue's answer tells congestion from wireless loss */
 		out->verdict = VERDICT_INJECT;
-		out->inject_seq = g->seq;
+		out->inject_seq = p->seq;
+		out->inject_end = end;
 	}
 	if (seq_after(end, s->snd_max))
 		s->snd_max = end;

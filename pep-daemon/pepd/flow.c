@@ -90,6 +90,7 @@ void flow_table_free(struct flow_table *t)
 			segq_clear(&f->cache, &t->budget);
 		}
 	}
+	cache_pool_drain(&t->budget);
 	free(t->buckets);
 	free(t->pool);
 	free(t->heap);

@@ -148,16 +148,23 @@ int inject_segment(struct injector *inj, const struct flow *f, const struct seg 
 		.fd6 = repair ? inj->rtx6 : inj->fd6,
 		.copies = copies,
 	};
-	uint32_t max_payload, tsval;
+	uint32_t max_payload, tsval, from, to;
 	struct pkt p;
 	int r;
 
-	if (pkt_parse(g->data, g->len, &p) != PKT_OK)
+	if (pkt_parse(g->buf->data, g->buf->len, &p) != PKT_OK)
 		return -EINVAL;	/* it parsed when it was cached: cannot happen */
+	/* the segment's own bytes of the packet it was cut from (all of it, unless a GSO slice) */
+	from = g->seq - p.seq;
+	to = g->end - p.seq;
+	if (to > p.payload_len)
+		to = p.payload_len;	/* a FIN occupies a sequence number, not a byte */
+	if (from > to || (from == to && p.payload_len))
+		return -EINVAL;	/* the slice lies outside its packet: cannot happen */
 	max_payload = build_slice_payload(inj->mtu, p.payload_off, f->conn.wh_mss, p.tcp_hlen - 20u);
 	tsval = conn_repair_tsval(&f->conn, p.tsval, repair && inj->rtx4 != inj->fd4);
-	r = build_slices(&p, max_payload, f->conn.fh_has_ts && p.has_ts ? &tsval : NULL, inj->buf, sizeof(inj->buf),
-			 send_slice, &c);
+	r = build_slices_range(&p, from, to, max_payload, f->conn.fh_has_ts && p.has_ts ? &tsval : NULL, inj->buf,
+			       sizeof(inj->buf), send_slice, &c);
 	if (r == BUILD_TOO_MANY_SLICES)
 		return -E2BIG;
 	if (r < 0)

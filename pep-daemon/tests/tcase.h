@@ -36,6 +36,7 @@
 #include "filter.h"
 #include "flow.h"
 #include "packet.h"
+#include "seq.h"
 
 /* ---------------------------------------------------------------- packets */
 
@@ -234,14 +235,24 @@ static inline void h_sent(struct harness *h, const struct pep_out *out, bool ref
 	for (i = 0; i < out->nact; i++)
 		if (out->act[i].type == ACTION_SEND_SEGMENT)
 			h->ops->sent(h->flow, out->act[i].seq, !refuse, &ctx);
-	if (out->verdict == VERDICT_INJECT)
-		h->ops->sent(h->flow, out->inject_seq, !refuse, &ctx);
+	if (out->verdict == VERDICT_INJECT) {
+		/* every cached segment of the range: a GSO super-packet's slices, one by one */
+		long k = segq_find(&h->flow->cache, out->inject_seq);
+
+		for (; k >= 0 && (uint32_t)k < h->flow->cache.count; k++) {
+			const struct seg *g = segq_at(&h->flow->cache, (uint32_t)k);
+
+			if (!seq_before(g->seq, out->inject_end))
+				break;
+			h->ops->sent(h->flow, g->seq, !refuse, &ctx);
+		}
+	}
 }
 
 /* Run one raw packet through conn tracking and the filter. */
 static inline void h_packet(struct harness *h, const struct tpkt *t, struct pep_out *out)
 {
-	uint8_t buf[2048];
+	static uint8_t buf[65536];	/* up to a GSO super-packet */
 	uint32_t n = tc_build(t, buf, sizeof(buf));
 	struct pep_ctx ctx = { .cfg = &h->cfg, .budget = &h->ft.budget, .total = &h->total, .now = h->now };
 	enum pep_dir dir = t->from_fh ? DIR_TO_WIRELESS : DIR_FROM_WIRELESS;
@@ -390,6 +401,7 @@ static inline void h_free(struct harness *h)
 
 /* Step constructors, so tables read like traces. */
 #define D(t, s) { .kind = DATA, .t_ms = (t), .seq = (s), .verdict = VERDICT_ACCEPT }
+#define DL(t, s, l) { .kind = DATA, .t_ms = (t), .seq = (s), .len = (l), .verdict = VERDICT_ACCEPT }
 #define DQ(t, s) { .kind = DATA, .t_ms = (t), .seq = (s), .verdict = VERDICT_ACCEPT, .queue_refuses = true }
 #define D_(t, s, v, a) { .kind = DATA, .t_ms = (t), .seq = (s), .verdict = (v), .actions = (a) }
 #define A(t, a_, v, acts) { .kind = ACK, .t_ms = (t), .seq = (a_), .verdict = (v), .actions = (acts) }

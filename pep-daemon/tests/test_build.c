@@ -175,6 +175,27 @@ static void slices(void)
 			r = build_slices(&p, 1000, &fresh, scratch, sizeof(scratch), collect_ts, &d);
 			CHECK(r == 4 && d.csum_ok && d.n == 4, "v%d: TSval rewritten in 4 slices", family);
 		}
+		{
+			/* one slice of a cached super-packet (the lost one): its bytes only, built from them */
+			struct collected e = { .csum_ok = true };
+
+			r = build_slices_range(&p, 1448, 2896, 1448, NULL, scratch, sizeof(scratch), collect, &e);
+			CHECK(r == 1 && e.n == 1 && e.seq[0] == 0xfffffc00u + 1448 && e.len[0] == 1448 && e.csum_ok,
+			      "v%d: the middle slice alone", family);
+			CHECK(e.first_byte[0] == (uint8_t)(0xfffffc00u + 1448) && !(e.flags[0] & (TCPF_PSH | TCPF_FIN)),
+			      "v%d: its payload, no PSH or FIN", family);
+			e.n = 0;
+			r = build_slices_range(&p, 2896, 3500, 1448, NULL, scratch, sizeof(scratch), collect, &e);
+			CHECK(r == 1 && e.len[0] == 604 && (e.flags[0] & TCPF_FIN) && e.csum_ok, "v%d: the last keeps FIN",
+			      family);
+			e.n = 0;
+			r = build_slices_range(&p, 1448, 2896, 536, NULL, scratch, sizeof(scratch), collect, &e);
+			CHECK(r == 3 && e.seq[2] == 0xfffffc00u + 1448 + 1072 && e.len[2] == 376 && e.csum_ok,
+			      "v%d: a smaller MSS now cuts the slice finer", family);
+			CHECK(build_slices_range(&p, 2000, 2000, 1448, NULL, scratch, sizeof(scratch), collect, &e) < 0 &&
+			      build_slices_range(&p, 0, 3501, 1448, NULL, scratch, sizeof(scratch), collect, &e) < 0,
+			      "v%d: an empty range, or one past the payload, is refused", family);
+		}
 	}
 }
 

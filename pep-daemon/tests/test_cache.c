@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The segment cache: order, lookup, acknowledgement and the two bounds. */
+/* The segment cache: order, lookup, acknowledgement, the bounds, the pool and shared copies. */
 #include "tcase.h"
 
 static void basics(void)
@@ -32,12 +32,13 @@ static void basics(void)
 	CHECK(q.count == 2 && q.bytes == 2000 && b.bytes == 2000 && segq_at(&q, 1)->seq == 2000, "remove");
 	segq_clear(&q, &b);
 	CHECK(b.bytes == 0 && b.packets == 0 && q.count == 0, "clear");
+	cache_pool_drain(&b);
 }
 
 static void total_bound_and_growth(void)
 {
 	/* the total bound counts memory: two rings of 16 descriptors and three 1000-byte copies */
-	struct cache_budget b = { .limit = 2 * cache_alloc_size(16 * sizeof(struct seg)) + 3 * cache_alloc_size(1000),
+	struct cache_budget b = { .limit = 2 * cache_alloc_size(16 * sizeof(struct seg)) + 3 * cache_charge(1000),
 				  .flow_limit = 1u << 30 };
 	struct segq q1 = { 0 }, q2 = { 0 }, big = { 0 };
 	uint8_t pkt[1000] = { 0 };
@@ -52,6 +53,8 @@ static void total_bound_and_growth(void)
 	segq_clear(&q1, &b);
 	segq_clear(&q2, &b);
 	CHECK(b.mem == 0 && b.bytes == 0, "everything given back: %llu", (unsigned long long)b.mem);
+	CHECK(b.pool.mem == 3 * cache_charge(1000) && b.pool.nfree[9 - 1] + b.pool.nfree[9] == 3,
+	      "the three copies wait in the pool, charged: %llu", (unsigned long long)b.pool.mem);
 	b.limit = 1u << 30;
 	for (i = 0; i < 1000; i++)
 		segq_insert(&big, &b, i * 10, i * 10 + 10, pkt, 10, &g);
@@ -61,6 +64,8 @@ static void total_bound_and_growth(void)
 			break;
 	CHECK(i == 1000, "order kept while growing (%u)", i);
 	segq_clear(&big, &b);
+	cache_pool_drain(&b);
+	CHECK(b.pool.mem == 0, "drained");
 }
 
 /*
@@ -80,7 +85,7 @@ static void tiny_segments(void)
 	CHECK(inserted == 100 && q.count == 100, "the segment bound holds: %u cached", inserted);
 	CHECK(b.refused_flow_segments == 900 && b.refused_flow_bytes == 0 && b.refused_total == 0,
 	      "900 refusals, each counted by its reason: %llu", (unsigned long long)b.refused_flow_segments);
-	CHECK(b.mem == 100 * cache_alloc_size(41) + cache_alloc_size(128 * sizeof(struct seg)),
+	CHECK(b.mem == 100 * cache_charge(41) + cache_alloc_size(128 * sizeof(struct seg)),
 	      "memory charged as allocated, the ring included: %llu", (unsigned long long)b.mem);
 	CHECK(b.bytes == 4100 && q.bytes == 4100, "packet bytes apart from memory");
 	CHECK(segq_ack(&q, &b, 100) == 100 && q.cap == 0 && q.ring == NULL && b.mem == 0,
@@ -90,11 +95,82 @@ static void tiny_segments(void)
 	b.seg_limit = 0;
 	for (i = 0, inserted = 0; i < 5000; i++)
 		inserted += segq_insert(&q, &b, i, i + 1, pkt, sizeof(pkt), &g) == CACHE_INSERTED;
-	CHECK(b.mem <= b.limit && b.refused_total > 0, "memory within the total bound: %llu <= %llu",
-	      (unsigned long long)b.mem, (unsigned long long)b.limit);
+	CHECK(b.mem + b.pool.mem <= b.limit && b.refused_total > 0, "memory within the total bound: %llu <= %llu",
+	      (unsigned long long)(b.mem + b.pool.mem), (unsigned long long)b.limit);
 	CHECK(inserted < 64 * 1024 / 41 / 2, "tiny segments are charged their overhead: %u fit", inserted);
 	segq_clear(&q, &b);
 	CHECK(b.mem == 0 && b.packets == 0, "clear gives everything back");
+	cache_pool_drain(&b);
+}
+
+/* A steady flow: after the first window, every copy comes from the pool; what stays unused goes back. */
+static void pool_reuse_and_trim(void)
+{
+	struct cache_budget b = { .limit = 1u << 20, .flow_limit = 1u << 20 };
+	struct segq q = { 0 };
+	uint8_t pkt[1500] = { 0 };
+	struct seg *g;
+	uint32_t i, seq = 0;
+
+	for (i = 0; i < 100; i++, seq += 1448)
+		segq_insert(&q, &b, seq, seq + 1448, pkt, sizeof(pkt), &g);
+	CHECK(b.pool.fresh == 100 && b.pool.reused == 0, "the first window is malloc'ed");
+	for (i = 0; i < 1000; i++, seq += 1448) {
+		segq_ack(&q, &b, seq - 100 * 1448 + 1448);	/* one out, one in: a window of 100 */
+		segq_insert(&q, &b, seq, seq + 1448, pkt, sizeof(pkt), &g);
+	}
+	CHECK(b.pool.fresh == 100 && b.pool.reused == 1000, "then no malloc: %llu fresh, %llu reused",
+	      (unsigned long long)b.pool.fresh, (unsigned long long)b.pool.reused);
+	CHECK(b.mem + b.pool.mem == 100 * cache_charge(1500) + cache_alloc_size(128 * sizeof(struct seg)),
+	      "memory is the window's, not more: %llu", (unsigned long long)(b.mem + b.pool.mem));
+	segq_clear(&q, &b);
+	cache_pool_trim(&b);
+	CHECK(b.pool.mem == 100 * cache_charge(1500), "a trim keeps what the last period took (100)");
+	cache_pool_trim(&b);
+	CHECK(b.pool.mem == 0 && b.pool.nfree[9] == 0, "the next gives back what stayed unused");
+	/* the free lists count against the total: a copy of another size makes room by freeing them */
+	b.limit = 10 * cache_charge(1500) + cache_alloc_size(16 * sizeof(struct seg));
+	for (i = 0; i < 10; i++)
+		segq_insert(&q, &b, i * 1448, i * 1448 + 1448, pkt, sizeof(pkt), &g);
+	segq_clear(&q, &b);
+	CHECK(b.pool.mem == 10 * cache_charge(1500) && b.mem == 0, "ten in the pool, none in use");
+	CHECK(segq_insert(&q, &b, 0, 100, pkt, 140, &g) == CACHE_INSERTED, "a small copy finds room");
+	CHECK(b.mem + b.pool.mem <= b.limit && b.pool.nfree[9] < 10, "by freeing a big one: %llu <= %llu",
+	      (unsigned long long)(b.mem + b.pool.mem), (unsigned long long)b.limit);
+	segq_clear(&q, &b);
+	cache_pool_drain(&b);
+}
+
+/*
+ * A GSO super-packet cached as slices of one copy: each slice its own
+ * segment (acknowledged and removed on its own), the copy freed with the
+ * last of them, each charged to the flow as a packet of its own.
+ */
+static void shared_slices(void)
+{
+	struct cache_budget b = { .limit = 1u << 20, .flow_limit = 1u << 20 };
+	struct segq q = { 0 };
+	static uint8_t super[40 + 4 * 1000];
+	struct seg_buf *buf;
+	struct seg *g;
+	uint32_t i;
+
+	buf = seg_buf_new(&b, super, sizeof(super));
+	CHECK(buf && buf->refs == 1 && b.mem == cache_charge(sizeof(super)), "one copy, charged once");
+	for (i = 0; i < 4; i++)
+		CHECK(segq_insert_buf(&q, &b, 1000 * i, 1000 * i + 1000, buf, 1040, &g) == CACHE_INSERTED && g->buf == buf,
+		      "slice %u", i);
+	seg_buf_put(&b, buf);
+	CHECK(buf->refs == 4 && q.count == 4 && q.bytes == 4 * 1040, "four slices share it, each charged 1040 bytes");
+	CHECK(segq_insert_buf(&q, &b, 2000, 3000, buf, 1040, &g) == CACHE_DUPLICATE && g == segq_at(&q, 2),
+	      "a slice cached already is a duplicate");
+	segq_remove(&q, &b, 2);
+	CHECK(buf->refs == 3 && b.mem > 0, "a lost slice's repair acknowledged: the copy stays for the rest");
+	CHECK(segq_ack(&q, &b, 2000) == 2 && buf->refs == 1, "two acknowledged");
+	CHECK(b.pool.mem == 0, "the copy is still in use");
+	CHECK(segq_ack(&q, &b, 4000) == 1 && q.count == 0 && b.mem == 0 && b.pool.mem == cache_charge(sizeof(super)),
+	      "the last slice gives the copy back to the pool");
+	cache_pool_drain(&b);
 }
 
 int main(void)
@@ -102,5 +178,7 @@ int main(void)
 	basics();
 	total_bound_and_growth();
 	tiny_segments();
+	pool_reuse_and_trim();
+	shared_slices();
 	return tc_report("test_cache");
 }

@@ -81,6 +81,29 @@ static const struct step sack_single[] = {
 	END_,
 };
 
+/*
+ * A GSO super-packet (4 x 988 bytes: the receiver's MSS of 1000 less the
+ * timestamp option) is cached as four slices.  The receiver lost the
+ * second: only that slice is repaired, and the ACK that ends the repair
+ * frees the rest of the copy.
+ */
+static const struct step gso_slice_lost[] = {
+	DL(0, 0, 3952), D(1, 3952), D(2, 4952),
+	A(40, 988, FWD, ""),
+	AS(42, 988, DROP, false, "rtx 988", 1, { 1976, 3952 }),
+	AS(43, 988, DROP, false, "", 1, { 1976, 4952 }),
+	AS(44, 988, DROP, false, "", 1, { 1976, 5952 }),
+	A(85, 5952, FWD, ""),
+	END_,
+};
+
+/* Two super-packets, each slice acknowledged in turn, one ACK across both: nothing to repair. */
+static const struct step gso_clean[] = {
+	DL(0, 0, 3952), DL(1, 3952, 3952),
+	A(40, 1976, FWD, ""), A(41, 5928, FWD, ""), A(42, 7904, FWD, ""),
+	END_,
+};
+
 /* drop_dupacks = false with SACK: repaired from the blocks; dupacks go on (hide_sack still blanks them) */
 static const struct step sack_single_kept[] = {
 	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000),
@@ -568,7 +591,7 @@ static void sender_copy_replaces_ours(void)
 	h_handshake(&h);
 	h_run(&h, "sender_copy_replaces_ours", steps);
 	i = segq_find(&h.flow->cache, h.isn_fh + 1 + 1000);
-	CHECK(i >= 0 && pkt_parse(segq_at(&h.flow->cache, (uint32_t)i)->data, segq_at(&h.flow->cache, (uint32_t)i)->len,
+	CHECK(i >= 0 && pkt_parse(segq_at(&h.flow->cache, (uint32_t)i)->buf->data, segq_at(&h.flow->cache, (uint32_t)i)->buf->len,
 				  &p) == PKT_OK && p.tsval == 5004,
 	      "cached TSval %u, expected the retransmission's 5004", p.tsval);
 	CHECK(h.flow->conn.fh_tsval == 5004, "the newest TSval of the fixed host is tracked (%u)", h.flow->conn.fh_tsval);
@@ -745,6 +768,10 @@ int main(void)
 	run_case("two_holes_reno", two_holes_reno, 4, false, 1000000, NULL,
 		 "local_rtx=2 repaired_one_round=2 repaired_more_rounds=0");
 	run_case("sack_single", sack_single, 4, true, 1000000, NULL, "local_rtx=1 dupacks_dropped=3");
+	run_case("gso_slice_lost", gso_slice_lost, 4, true, 1000000, NULL,
+		 "local_rtx=1 cached_packets=3 dupacks_dropped=3 repaired_one_round=1");
+	run_case("gso_slice_lost/ipv6", gso_slice_lost, 6, true, 1000000, NULL, "local_rtx=1");
+	run_case("gso_clean", gso_clean, 4, true, 1000000, NULL, "local_rtx=0 cached_packets=2 cache_full=0");
 	run_case("sack_single/ipv6", sack_single, 6, true, 1000000, NULL, "local_rtx=1");
 	run_case("sack_two_holes", sack_two_holes, 4, true, 1000000, NULL, "local_rtx=2 sack_hidden=1");
 	run_case("sack_two_holes/wrap", sack_two_holes, 4, true, 0xffffe000u, NULL, "local_rtx=2 sack_hidden=1");
