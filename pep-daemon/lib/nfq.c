@@ -14,10 +14,13 @@
 
 #include "nfq.h"
 
-#define BATCH_LIMIT (64 * 1024)
 #define NL_CONFIG_BUF 8192	/* config messages are small */
 #define RX_BUF_SIZE (0xffff + MNL_SOCKET_BUFFER_SIZE)
-#define TX_BUF_SIZE (BATCH_LIMIT + 0xffff + MNL_SOCKET_BUFFER_SIZE)	/* a full batch and one more verdict */
+/* a verdict message: headers, the verdict, and at most a whole packet */
+#define VERDICT_MSG_MAX (MNL_ALIGN(sizeof(struct nlmsghdr)) + MNL_ALIGN(sizeof(struct nfgenmsg)) + \
+			 MNL_ATTR_HDRLEN + MNL_ALIGN(sizeof(struct nfqnl_msg_verdict_hdr)) + MNL_ATTR_HDRLEN + \
+			 MNL_ALIGN(0xffff))
+#define TX_BUF_SIZE (64 * 1024 + 2 * VERDICT_MSG_MAX)	/* what one send carries, at most */
 
 /* ---------------------------------------------------------------- set-up */
 
@@ -46,7 +49,7 @@ static int configure(struct nfqueue *q, const struct nfqueue_params *p, char *er
 		return -1;
 	}
 	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, p->queue);
-	nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, 0xffff);
+	nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, (int)q->copy_range);
 	nfq_nlmsg_cfg_put_qmaxlen(nlh, p->maxlen);
 	if (p->fail_open)
 		flags |= NFQA_CFG_F_FAIL_OPEN;
@@ -70,6 +73,8 @@ int nfqueue_open(struct nfqueue *q, const struct nfqueue_params *p, char *err, s
 	int fl;
 
 	q->queue = p->queue;
+	q->copy_range = p->copy_range && p->copy_range < NFQUEUE_COPY_ALL ? p->copy_range : NFQUEUE_COPY_ALL;
+	q->flush_bound = p->flush_bound ? p->flush_bound : 1;
 	q->rxlen = RX_BUF_SIZE;
 	q->rxbuf = malloc(q->rxlen);
 	q->txbuf = malloc(TX_BUF_SIZE);
@@ -77,7 +82,7 @@ int nfqueue_open(struct nfqueue *q, const struct nfqueue_params *p, char *err, s
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	q->batch = mnl_nlmsg_batch_start(q->txbuf, BATCH_LIMIT);
+	q->txlen = 0;
 	q->nl = mnl_socket_open(NETLINK_NETFILTER);
 	if (!q->nl || mnl_socket_bind(q->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
 		snprintf(err, errlen, "netlink socket: %s (needs CAP_NET_ADMIN)", strerror(errno));
@@ -112,9 +117,6 @@ void nfqueue_close(struct nfqueue *q)
 		mnl_socket_close(q->nl);
 		q->nl = NULL;
 	}
-	if (q->batch)
-		mnl_nlmsg_batch_stop(q->batch);
-	q->batch = NULL;
 	free(q->rxbuf);
 	free(q->txbuf);
 	q->rxbuf = q->txbuf = NULL;
@@ -122,25 +124,58 @@ void nfqueue_close(struct nfqueue *q)
 
 /* ---------------------------------------------------------------- verdicts */
 
+static struct nlmsghdr *verdict_put(struct nfqueue *q, int type, uint32_t id, int verdict)
+{
+	struct nlmsghdr *nlh = nfq_nlmsg_put(q->txbuf + q->txlen, type, q->queue);
+
+	nfq_nlmsg_verdict_put(nlh, (int)id, verdict);
+	return nlh;
+}
+
+/* The held run of plain accepts as one message: every packet up to accept_max still queued. */
+static void write_accepts(struct nfqueue *q)
+{
+	struct nlmsghdr *nlh;
+
+	if (!q->accept_pending)
+		return;
+	nlh = verdict_put(q, NFQNL_MSG_VERDICT_BATCH, q->accept_max, NF_ACCEPT);
+	q->txlen += MNL_ALIGN(nlh->nlmsg_len);
+	q->verdict_messages++;
+	q->accept_pending = false;
+}
+
 void nfqueue_flush(struct nfqueue *q)
 {
-	size_t size = mnl_nlmsg_batch_size(q->batch);
-
-	if (size && mnl_socket_sendto(q->nl, mnl_nlmsg_batch_head(q->batch), size) < 0)
-		q->netlink_errors++;
-	/* also moves a message that overflowed the batch to the front of the next one */
-	mnl_nlmsg_batch_reset(q->batch);
+	write_accepts(q);
+	if (q->txlen) {
+		if (mnl_socket_sendto(q->nl, q->txbuf, q->txlen) < 0)
+			q->netlink_errors++;
+		q->verdict_sends++;
+	}
+	q->txlen = 0;
+	q->held = 0;
 }
 
 void nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, const uint8_t *payload, uint32_t len)
 {
-	struct nlmsghdr *nlh = nfq_nlmsg_put(mnl_nlmsg_batch_current(q->batch), NFQNL_MSG_VERDICT, q->queue);
+	struct nlmsghdr *nlh;
 
-	nfq_nlmsg_verdict_put(nlh, (int)id, v == NFQUEUE_ACCEPT ? NF_ACCEPT : NF_DROP);
-	if (payload)
-		nfq_nlmsg_verdict_put_pkt(nlh, payload, len);
-	/* false: the batch is over its limit; this message moves to the next one */
-	if (!mnl_nlmsg_batch_next(q->batch))
+	if (v == NFQUEUE_ACCEPT && !payload) {
+		q->accept_pending = true;
+		q->accept_max = id;
+	} else {
+		/* room for this one and, after it, the accepts a later send ends with */
+		if (q->txlen + 2 * VERDICT_MSG_MAX > TX_BUF_SIZE)
+			nfqueue_flush(q);
+		write_accepts(q);	/* first: the kernel reinjects in the order pepd decided */
+		nlh = verdict_put(q, NFQNL_MSG_VERDICT, id, v == NFQUEUE_ACCEPT ? NF_ACCEPT : NF_DROP);
+		if (payload)
+			nfq_nlmsg_verdict_put_pkt(nlh, payload, len);
+		q->txlen += MNL_ALIGN(nlh->nlmsg_len);
+		q->verdict_messages++;
+	}
+	if (++q->held >= q->flush_bound)
 		nfqueue_flush(q);
 }
 
@@ -176,6 +211,12 @@ static int packet_cb(const struct nlmsghdr *nlh, void *data)
 	/* ids count every packet the queue saw: one skipped was accepted without us */
 	if (q->have_id && pkt.id > q->last_id + 1)
 		q->id_gaps += pkt.id - q->last_id - 1;
+	/*
+	 * The kernel's ids rise; one that does not (never seen from a kernel)
+	 * must not fall under a batch accept held for earlier ones: send them.
+	 */
+	if (q->have_id && !nfqueue_id_after(pkt.id, q->last_id))
+		nfqueue_flush(q);
 	q->have_id = true;
 	q->last_id = pkt.id;
 	pkt.cap_len = attr_u32(attr, NFQA_CAP_LEN);

@@ -3,9 +3,11 @@
  * One NFQUEUE, through libmnl and libnetfilter_queue's message helpers, in
  * three parts: setting the queue up, the receive loop (every packet
  * message parsed into a struct nfqueue_packet and handed to a callback), and
- * verdicts, batched into one netlink message per round.  It knows nothing
- * of what the packets are for.  One struct nfqueue per queue, used by one
- * thread; several queues are several structs.
+ * verdicts, batched: held until the round ends or flush_bound of them wait,
+ * then sent in one sendmsg, every run of plain accepts as one
+ * NFQNL_MSG_VERDICT_BATCH message.  It knows nothing of what the packets
+ * are for.  One struct nfqueue per queue, used by one thread; several
+ * queues are several structs.
  */
 #ifndef AIRTCP_NFQ_H
 #define AIRTCP_NFQ_H
@@ -15,12 +17,22 @@
 #include <stdint.h>
 
 struct mnl_socket;
-struct mnl_nlmsg_batch;
+
+/* The most bytes of a packet the kernel copies (NFQNL_MAX_COPY_RANGE). */
+#define NFQUEUE_COPY_ALL 0xffff
 
 struct nfqueue_params {
 	uint16_t queue;
 	uint32_t maxlen;	/* kernel queue length, packets */
 	uint64_t socket_buffer;	/* netlink receive buffer, bytes */
+	/*
+	 * Bytes of each packet copied to us (0: NFQUEUE_COPY_ALL).  Fewer
+	 * when only headers are needed: a longer packet arrives cut, with its
+	 * full length in cap_len, and its verdict must not carry bytes.
+	 */
+	uint32_t copy_range;
+	/* verdicts held before they are sent (0: 1, each at once); a round's end sends them anyway */
+	uint32_t flush_bound;
 	bool fail_open;		/* NFQA_CFG_F_FAIL_OPEN: accept what cannot be queued */
 	bool gso;		/* NFQA_CFG_F_GSO: take GSO/GRO super-packets whole */
 };
@@ -59,14 +71,31 @@ struct nfqueue {
 	struct mnl_socket *nl;
 	uint32_t portid;
 	uint16_t queue;
+	uint32_t copy_range;
 	char *rxbuf;
 	size_t rxlen;
 	char *txbuf;
-	struct mnl_nlmsg_batch *batch;
+	size_t txlen;		/* verdict messages written, not sent yet */
+	uint32_t held;		/* verdicts decided since the last send */
+	uint32_t flush_bound;
+	/*
+	 * A run of plain accepts (no new bytes) is one VERDICT_BATCH message
+	 * accepting every packet up to the run's last id: only that id is
+	 * kept, and the message is written when another kind of verdict
+	 * follows (before it: the kernel reinjects in the order pepd decided)
+	 * or at the send.  Ids rise (the kernel numbers packets in the order it
+	 * queues them, under the queue's lock), so the run's packets are all the
+	 * batch can take; a packet whose id does not rise sends what is held
+	 * first (nfqueue_receive).
+	 */
+	bool accept_pending;
+	uint32_t accept_max;
 	uint32_t last_id;
 	bool have_id;
 	uint64_t netlink_errors;	/* messages that could not be read, parsed or sent */
 	uint64_t id_gaps;	/* packet ids skipped: accepted by the kernel without us (fail-open) */
+	uint64_t verdict_sends;	/* sendmsg calls that carried verdicts */
+	uint64_t verdict_messages;	/* netlink messages in them (a batch accept is one) */
 };
 
 /* Each packet of a round; it must be given its verdict (nfqueue_verdict) before returning. */
@@ -80,6 +109,12 @@ int nfqueue_open(struct nfqueue *q, const struct nfqueue_params *p, char *err, s
 
 /* The memory nfqueue_open allocates (its receive and send buffers). */
 size_t nfqueue_memory(void);
+
+/* Is packet id a after b, in the kernel's wrapping order (nfq_id_after)? */
+static inline bool nfqueue_id_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(b - a) < 0;
+}
 
 /* The socket to poll for packets. */
 int nfqueue_fd(const struct nfqueue *q);
@@ -99,7 +134,11 @@ void nfqueue_receive(struct nfqueue *q, unsigned int max_messages, nfqueue_packe
  */
 bool nfqueue_datagram_valid(const void *buf, size_t len);
 
-/* Queue a verdict for packet id, with a replacement for its bytes when payload is not NULL. */
+/*
+ * Queue a verdict for packet id, with a replacement for its bytes when
+ * payload is not NULL; sent when flush_bound verdicts wait, or at the
+ * round's end.
+ */
 void nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, const uint8_t *payload, uint32_t len);
 
 /* Send the verdicts queued so far. */

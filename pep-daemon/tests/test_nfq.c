@@ -1,11 +1,95 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* lib/nfq.c: what a received netlink datagram must look like before libmnl walks it. */
+/*
+ * lib/nfq.c: what a received netlink datagram must look like before libmnl
+ * walks it, and how verdicts go back: in the order decided, runs of plain
+ * accepts as one batch message, sent when flush_bound wait.  The netlink
+ * socket is stubbed at libmnl's calls (as in fuzz/fuzz_nfq.c): what pepd
+ * sends is captured.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_queue.h>
 #include <linux/netlink.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <libmnl/libmnl.h>
 
 #include "check.h"
 #include "nfq.h"
+
+/* ---------------------------------------------------------------- the socket, stubbed */
+
+static int fake_socket;
+static struct {
+	uint8_t buf[1 << 20];
+	size_t len;
+	int sends;
+} sent;
+
+struct mnl_socket *mnl_socket_open(int bus)
+{
+	(void)bus;
+	return (struct mnl_socket *)&fake_socket;
+}
+
+int mnl_socket_bind(struct mnl_socket *s, unsigned int groups, pid_t pid)
+{
+	(void)s;
+	(void)groups;
+	(void)pid;
+	return 0;
+}
+
+unsigned int mnl_socket_get_portid(const struct mnl_socket *s)
+{
+	(void)s;
+	return 1;
+}
+
+int mnl_socket_get_fd(const struct mnl_socket *s)
+{
+	(void)s;
+	return -1;
+}
+
+int mnl_socket_setsockopt(const struct mnl_socket *s, int type, void *buf, socklen_t len)
+{
+	(void)s;
+	(void)type;
+	(void)buf;
+	(void)len;
+	return 0;
+}
+
+int mnl_socket_close(struct mnl_socket *s)
+{
+	(void)s;
+	return 0;
+}
+
+ssize_t mnl_socket_recvfrom(const struct mnl_socket *s, void *buf, size_t size)
+{
+	(void)s;
+	(void)buf;
+	(void)size;
+	errno = EAGAIN;
+	return -1;
+}
+
+ssize_t mnl_socket_sendto(const struct mnl_socket *s, const void *req, size_t size)
+{
+	(void)s;
+	if (sent.len + size <= sizeof(sent.buf)) {
+		memcpy(sent.buf + sent.len, req, size);
+		sent.len += size;
+	}
+	sent.sends++;
+	return (ssize_t)size;
+}
 
 /* A datagram of messages with these nlmsg_len values, each followed by its aligned body, cut to `cut` bytes. */
 static size_t datagram(uint8_t *buf, size_t cap, const uint32_t *lens, int n, size_t cut)
@@ -54,8 +138,91 @@ static void datagrams(void)
 	}
 }
 
+/* ---------------------------------------------------------------- verdicts */
+
+/* What was sent, one message a letter: A accept, D drop, M accept with bytes, B batch accept; then ":id". */
+static void sent_messages(char *out, size_t cap)
+{
+	size_t off = 0, used = 0;
+
+	out[0] = '\0';
+	while (off + sizeof(struct nlmsghdr) <= sent.len) {
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)(sent.buf + off);
+		const struct nfqnl_msg_verdict_hdr *vh;
+		const struct nlattr *a;
+		bool payload = false;
+		char kind;
+
+		off += MNL_ALIGN(nlh->nlmsg_len);
+		if ((nlh->nlmsg_type & 0xff) != NFQNL_MSG_VERDICT && (nlh->nlmsg_type & 0xff) != NFQNL_MSG_VERDICT_BATCH)
+			continue;
+		vh = NULL;
+		mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+			if (mnl_attr_get_type(a) == NFQA_VERDICT_HDR)
+				vh = mnl_attr_get_payload(a);
+			if (mnl_attr_get_type(a) == NFQA_PAYLOAD)
+				payload = true;
+		}
+		if (!vh)
+			continue;
+		if ((nlh->nlmsg_type & 0xff) == NFQNL_MSG_VERDICT_BATCH)
+			kind = 'B';
+		else if (ntohl(vh->verdict) == NF_DROP)
+			kind = 'D';
+		else
+			kind = payload ? 'M' : 'A';
+		used += (size_t)snprintf(out + used, cap - used, "%s%c:%u", used ? " " : "", kind, ntohl(vh->id));
+	}
+}
+
+static void verdicts(void)
+{
+	static const uint8_t bytes[60] = { 0x45 };
+	static const struct {
+		uint32_t flush_bound;
+		const char *decide;	/* per packet, ids from 1: a accept, d drop, m accept with new bytes */
+		const char *want;	/* the messages sent */
+		int sends;		/* and in how many sends, the round's end included */
+		const char *why;
+	} cases[] = {
+		{ 64, "aaaa", "B:4", 1, "a run of accepts is one batch message, at the round's end" },
+		{ 64, "aadaa", "B:2 D:3 B:5", 1, "a drop between runs: in the order decided" },
+		{ 64, "maa", "M:1 B:3", 1, "new bytes are the packet's own message" },
+		{ 64, "dd", "D:1 D:2", 1, "drops are never batched" },
+		{ 2, "aaaaa", "B:2 B:4 B:5", 3, "flush_bound 2: sent every second verdict" },
+		{ 1, "ada", "B:1 D:2 B:3", 3, "flush_bound 1: each at once" },
+		{ 3, "adaa", "B:1 D:2 B:3 B:4", 2, "the bound counts every verdict, batched or not" },
+	};
+	size_t i, k;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct nfqueue_params p = { .queue = 3, .maxlen = 64, .socket_buffer = 1 << 20,
+					    .flush_bound = cases[i].flush_bound };
+		struct nfqueue q;
+		char err[128], got[256];
+
+		nfqueue_init(&q);
+		CHECK(nfqueue_open(&q, &p, err, sizeof(err)) == 0, "%s: open: %s", cases[i].why, err);
+		sent.len = 0;
+		sent.sends = 0;
+		for (k = 0; cases[i].decide[k]; k++) {
+			char c = cases[i].decide[k];
+
+			nfqueue_verdict(&q, (uint32_t)k + 1, c == 'd' ? NFQUEUE_DROP : NFQUEUE_ACCEPT,
+					c == 'm' ? bytes : NULL, c == 'm' ? sizeof(bytes) : 0);
+		}
+		nfqueue_flush(&q);	/* the round's end */
+		sent_messages(got, sizeof(got));
+		CHECK(strcmp(got, cases[i].want) == 0 && sent.sends == cases[i].sends, "%s: sent \"%s\" in %d, expected \"%s\" in %d",
+		      cases[i].why, got, sent.sends, cases[i].want, cases[i].sends);
+		sent.len = 0;
+		nfqueue_close(&q);
+	}
+}
+
 int main(void)
 {
 	datagrams();
+	verdicts();
 	return tc_report("test_nfq");
 }
