@@ -11,10 +11,12 @@
  *
  * Byte 0: bits 0-1 the filter (passthrough, snoop, snoop+, pc); bit 2 the
  * input is raw netlink datagrams (each preceded by a 2-byte length) rather
- * than records; bit 3 gso; bit 4 forward = accept.  A record:
+ * than records; bit 3 gso; bit 4 forward = accept; bit 5 verdicts held up
+ * to 64 (else each sent at once); bit 6 headers_only off.  A record:
  *
  *   u8 flags   bit 0 no NFQA_PACKET_HDR;  bit 1 no NFQA_PAYLOAD;  bit 2
- *              NFQA_CAP_LEN (the packet was cut);  bit 3 NFQA_SKB_INFO GSO;
+ *              NFQA_CAP_LEN (the packet was cut: only its first 64 bytes
+ *              are given, as headers_only would);  bit 3 NFQA_SKB_INFO GSO;
  *              bit 4 a new datagram starts here;  bit 5 the packet id
  *              skips one (a packet the kernel accepted without pepd);
  *              bit 6 the checksums are left as they are (else made right,
@@ -24,10 +26,13 @@
  *   u8 len     then len bytes of IP packet
  *
  * Promises: every packet the receive loop hands to pepd gets exactly one
- * verdict, carrying its id, on its queue, and nothing else is answered; a
- * packet the parser refuses is accepted unchanged; a rewritten packet has
- * the original's IP length, parses, and keeps its addresses, ports,
- * sequence and acknowledgement numbers, flags and payload.
+ * verdict, carrying its id, on its queue, and nothing else is answered (a
+ * batch verdict answers every packet given before it was sent whose id is
+ * not after the batch's, and that has no verdict yet, as the kernel's
+ * queue would); a packet the parser refuses is accepted unchanged; a cut
+ * packet's verdict never carries bytes; a rewritten packet has the
+ * original's IP length, parses, and keeps its addresses, ports, sequence
+ * and acknowledgement numbers, flags and payload.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -142,6 +147,8 @@ static struct {
 	uint32_t len;
 	int verdicts;
 	bool parsed;
+	bool cut;
+	size_t given_at;	/* how much pepd had sent when it was given this packet */
 } pk[MAX_PKTS];
 static int npk;
 
@@ -162,8 +169,15 @@ static void record(void *queue, const struct nfqueue_packet *p)
 	if (p->data)
 		memcpy(pk[npk].data, p->data, p->len);
 	pk[npk].verdicts = 0;
-	pk[npk].parsed = p->data && (!p->cap_len || p->cap_len == p->len) &&
-			 pkt_parse(p->data, p->len, &parsed) == PKT_OK;
+	pk[npk].cut = p->cap_len && p->cap_len != p->len;
+	pk[npk].given_at = nl.sent_len;
+	if (pk[npk].cut) {
+		bool short_copy;
+
+		pk[npk].parsed = p->data && pkt_parse_headers(p->data, p->len, p->cap_len, &parsed, &short_copy) == PKT_OK;
+	} else {
+		pk[npk].parsed = p->data && pkt_parse(p->data, p->len, &parsed) == PKT_OK;
+	}
 	npk++;
 	pepd_handle_packet(queue, p);
 }
@@ -191,9 +205,11 @@ static void check_verdicts(void)
 		const struct nfgenmsg *g;
 		uint32_t id;
 
+		size_t at = off;
+
 		PROMISE(nlh->nlmsg_len >= sizeof(*nlh) && off + nlh->nlmsg_len <= nl.sent_len);
 		off += MNL_ALIGN(nlh->nlmsg_len);
-		if ((nlh->nlmsg_type & 0xff) != NFQNL_MSG_VERDICT)
+		if ((nlh->nlmsg_type & 0xff) != NFQNL_MSG_VERDICT && (nlh->nlmsg_type & 0xff) != NFQNL_MSG_VERDICT_BATCH)
 			continue;	/* configuration (bind, params, unbind) */
 		g = mnl_nlmsg_get_payload(nlh);
 		PROMISE(ntohs(g->res_id) == QUEUE);
@@ -201,14 +217,24 @@ static void check_verdicts(void)
 		PROMISE(attr[NFQA_VERDICT_HDR]);
 		vh = mnl_attr_get_payload(attr[NFQA_VERDICT_HDR]);
 		id = ntohl(vh->id);
+		if ((nlh->nlmsg_type & 0xff) == NFQNL_MSG_VERDICT_BATCH) {
+			/* what the kernel's queue held then: every packet given so far, not answered, up to id */
+			PROMISE(ntohl(vh->verdict) == NF_ACCEPT && !attr[NFQA_PAYLOAD]);
+			for (i = 0; i < npk; i++)
+				if (pk[i].given_at <= at && !pk[i].verdicts && !nfqueue_id_after(pk[i].id, id))
+					pk[i].verdicts++;
+			continue;
+		}
 		/* in order: a raw input may repeat an id (the kernel never does while one is pending) */
-		for (i = 0; i < npk && (pk[i].id != id || pk[i].verdicts); i++)
+		for (i = 0; i < npk && (pk[i].id != id || pk[i].verdicts || pk[i].given_at > at); i++)
 			;
 		PROMISE(i < npk);	/* a verdict for a packet pepd was given */
 		pk[i].verdicts++;
 		PROMISE(ntohl(vh->verdict) == NF_ACCEPT || ntohl(vh->verdict) == NF_DROP);
 		if (!pk[i].parsed)
 			PROMISE(ntohl(vh->verdict) == NF_ACCEPT && !attr[NFQA_PAYLOAD]);
+		if (pk[i].cut)
+			PROMISE(!attr[NFQA_PAYLOAD]);	/* its bytes would replace, and cut, the packet */
 		if (attr[NFQA_PAYLOAD]) {
 			const uint8_t *out = mnl_attr_get_payload(attr[NFQA_PAYLOAD]);
 			uint32_t len = mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]);
@@ -305,11 +331,11 @@ static void build_datagrams(const uint8_t *data, size_t size)
 		if (!(dev & 8))
 			put_u32_attr(nlh, NFQA_IFINDEX_OUTDEV, dev & 1 ? WIRELESS_IFINDEX : 2);
 		if (flags & 4)
-			put_u32_attr(nlh, NFQA_CAP_LEN, len + 100u);
+			put_u32_attr(nlh, NFQA_CAP_LEN, len);	/* the whole packet's length; 64 bytes of it follow */
 		if (flags & 8)
 			put_u32_attr(nlh, NFQA_SKB_INFO, NFQA_SKB_GSO);
 		if (!(flags & 2))
-			mnl_attr_put(nlh, NFQA_PAYLOAD, len, ippkt);
+			mnl_attr_put(nlh, NFQA_PAYLOAD, flags & 4 && len > 64 ? 64 : len, ippkt);
 		used += nlh->nlmsg_len;
 		nl.len[nl.n - 1] = used;
 	}
@@ -339,7 +365,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char *const filters[] = { "passthrough", "snoop", "snoop+", "pc" };
 	static struct pepd_queue q;
 	struct pep_config cfg;
-	struct nfqueue_params params = { .queue = QUEUE, .maxlen = 64, .socket_buffer = 1 << 20, .fail_open = true };
+	struct nfqueue_params params = { .queue = QUEUE, .maxlen = 64, .socket_buffer = 1 << 20, .fail_open = true,
+					 .flush_bound = 1 };
 	char err[PEP_ERR_MAX];
 	uint64_t seed = 1;
 	int i;
@@ -352,9 +379,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.gso = params.gso = data[0] & 8;
 	if (data[0] & 16)
 		cfg.forward = FORWARD_ACCEPT;
+	if (data[0] & 32)
+		params.flush_bound = 64;
+	cfg.headers_only = !(data[0] & 64);
+	params.copy_range = pepd_copy_range(&cfg);
 	cfg.max_flows = 8;
 	memset(&q, 0, sizeof(q));
 	q.cfg = &cfg;
+	q.caches_data = cfg.filter == FILTER_SNOOP || cfg.filter == FILTER_SNOOPPLUS;
 	q.ops = filter_find(config_filter_name(cfg.filter));
 	PROMISE(q.ops);
 	PROMISE(flow_table_init(&q.ft, cfg.max_flows, seed, 1 << 20, (uint32_t)cfg.flow_cache_bytes) == 0);

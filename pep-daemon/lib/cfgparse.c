@@ -366,6 +366,12 @@ static int set_value(const struct cfg_schema *s, void *cfg, const struct cfg_key
 		if (!parse_u64(value, &v, &rest) || *rest || v < k->min || v > k->max) {
 			size_t len = 0;
 
+			if (k->max - k->min >= CFG_AUTO_LISTED) {
+				snprintf(range, sizeof(range), "expected a whole number from %llu to %llu, or auto",
+					 (unsigned long long)k->min, (unsigned long long)k->max);
+				problem = range;
+				break;
+			}
 			len += (size_t)snprintf(range, sizeof(range), "expected ");
 			for (uint64_t x = k->min; x <= k->max && len < sizeof(range) - 24; x++)
 				len += (size_t)snprintf(range + len, sizeof(range) - len, "%llu, ",

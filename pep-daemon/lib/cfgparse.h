@@ -34,6 +34,8 @@ enum cfg_type {
 };
 
 #define CFG_AUTO (-1)
+/* a CFG_UINT_AUTO key's error lists its values up to this many, else names its range */
+#define CFG_AUTO_LISTED 8
 
 struct cfg_key {
 	const char *name;

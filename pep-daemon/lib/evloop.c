@@ -53,6 +53,17 @@ int evloop_open(struct evloop *l, char *err, size_t errlen)
 	return 0;
 }
 
+int evloop_open_thread(struct evloop *l, char *err, size_t errlen)
+{
+	l->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	l->ep_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (l->timer_fd < 0 || l->ep_fd < 0 || add_raw(l, l->timer_fd, EPOLLIN) < 0) {
+		snprintf(err, errlen, "event loop set-up: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int evloop_add(struct evloop *l, int fd, uint32_t events, evloop_fn fn, void *ctx)
 {
 	if (l->nh == EVLOOP_MAX_FDS) {
@@ -112,7 +123,7 @@ int evloop_run(struct evloop *l, uint64_t (*deadline)(void *ctx), void (*tick)(v
 
 				if (read(l->timer_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 					continue;
-			} else if (fd == l->sig_fd) {
+			} else if (fd == l->sig_fd && fd >= 0) {
 				struct signalfd_siginfo si;
 
 				while (read(l->sig_fd, &si, sizeof(si)) == sizeof(si))

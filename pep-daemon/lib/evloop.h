@@ -38,6 +38,12 @@ void evloop_init(struct evloop *l);
 /* Signals (blocked in this thread and those it starts later), timer and epoll; on error one line in err. */
 int evloop_open(struct evloop *l, char *err, size_t errlen);
 
+/*
+ * Timer and epoll only, for a thread whose signals another loop takes:
+ * it stops when a callback sets l->stop (e.g. on an eventfd).
+ */
+int evloop_open_thread(struct evloop *l, char *err, size_t errlen);
+
 /* Watch fd for events (EPOLLIN, EPOLLOUT); fn(ctx, events) when ready. */
 int evloop_add(struct evloop *l, int fd, uint32_t events, evloop_fn fn, void *ctx);
 

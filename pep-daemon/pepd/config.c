@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* pepd's keys; the parser, flags, defaults and help are cfgparse.c's. */
 #include <stddef.h>
+#include <unistd.h>
 
 #include "config.h"
 
@@ -25,7 +26,22 @@ static const struct cfg_key keys[] = {
 	  .help = "the wireless interface(s) of this base station, comma-separated: data leaving on them is the "
 		  "downlink pepd caches, packets arriving on them the receivers' ACKs" },
 	{ .name = "queue", .type = CFG_UINT, F(queue), .min = 0, .max = 65535, .def = "0",
-	  .help = "NFQUEUE number; one pepd per queue" },
+	  .help = "the first NFQUEUE number: pepd uses queue .. queue + queues - 1 and names its rules by queue; "
+		  "one pepd per queue" },
+	{ .name = "queues", .type = CFG_UINT_AUTO, F(queues), .min = 1, .max = PEP_MAX_QUEUES, .def = "auto",
+	  .help = "NFQUEUEs, each served by a thread of its own with its own flows: the kernel spreads connections "
+		  "over them by a hash of their two addresses, the same both ways (several clients spread, one "
+		  "client's connections share a queue); auto: one per online CPU.  max_flows and total_cache_bytes "
+		  "are divided among them" },
+	{ .name = "verdict_batch", .type = CFG_UINT, F(verdict_batch), .min = 1, .max = 1024, .def = "64",
+	  .unit = "packets",
+	  .help = "verdicts held before they go back to the kernel in one message (a run of plain accepts as one "
+		  "batch verdict); a round of packets ends with them sent anyway, so this bounds the wait only "
+		  "under load: 1 answers each packet at once" },
+	{ .name = "headers_only", .type = CFG_BOOL, F(headers_only), .def = "true",
+	  .help = "when the filter needs no packet data (passthrough), have the kernel copy only the first 256 "
+		  "bytes (the headers) of each packet to pepd; a longer packet is then judged by its headers alone "
+		  "and passed unchanged" },
 	{ .name = "rules", .type = CFG_ENUM, F(rules), .names = rules_names, .def = "auto",
 	  .help = "who installs the queue rules: auto (nft, then iptables-nft, then iptables-legacy: the first the "
 		  "kernel accepts), one of those, or none (you did: both directions of the wireless interfaces, "
@@ -39,9 +55,10 @@ static const struct cfg_key keys[] = {
 		  "(fail_open)" },
 	{ .name = "socket_buffer", .type = CFG_SIZE, F(socket_buffer), .min = 65536, .max = 1ULL << 30,
 	  .def = "8MiB", .help = "netlink receive buffer (SO_RCVBUFFORCE)" },
-	{ .name = "gso", .type = CFG_BOOL, F(gso), .def = "false",
+	{ .name = "gso", .type = CFG_BOOL, F(gso), .def = "true",
 	  .help = "take GSO/GRO super-packets whole (NFQA_CFG_F_GSO) instead of having the kernel segment them "
-		  "first: faster with offloads on; local retransmissions are cut to the receiver's MSS" },
+		  "first: far faster with offloads on; one cached super-packet is one entry of MSS-sized slices, "
+		  "and a local retransmission re-sends only the slices the receiver has not acknowledged" },
 	{ .name = "fail_open", .type = CFG_BOOL, F(fail_open), .def = "true",
 	  .help = "accept packets the kernel cannot queue to pepd (NFQA_CFG_F_FAIL_OPEN) instead of dropping them" },
 	{ .name = "control_socket", .type = CFG_STRING, F(control_socket), .def = "",
@@ -196,10 +213,29 @@ void config_dump(const struct pep_config *cfg, FILE *out)
 	cfg_dump(&pepd_schema, cfg, out);
 }
 
+uint32_t config_queue_count(const struct pep_config *cfg)
+{
+	long cpus;
+
+	if (cfg->queues != CFG_AUTO)
+		return (uint32_t)cfg->queues;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus < 1)
+		return 1;
+	return cpus > PEP_MAX_QUEUES ? PEP_MAX_QUEUES : (uint32_t)cpus;
+}
+
 int config_check(const struct pep_config *cfg, char *err, size_t errlen)
 {
+	uint32_t nq = config_queue_count(cfg);
+
 	if (cfg_check_required(&pepd_schema, cfg, err, errlen) < 0)
 		return -1;
+	if (cfg->queue + nq - 1 > 65535) {
+		cfg_err(err, errlen, "queue = %u with queues = %u: the last queue would be %u, past 65535", cfg->queue, nq,
+			cfg->queue + nq - 1);
+		return -1;
+	}
 	if (cfg->rto_min_ns > cfg->rto_max_ns) {
 		cfg_err(err, errlen, "rto_min = %gms is larger than rto_max = %gms", (double)cfg->rto_min_ns / 1e6,
 			(double)cfg->rto_max_ns / 1e6);
@@ -208,6 +244,12 @@ int config_check(const struct pep_config *cfg, char *err, size_t errlen)
 	if (cfg->flow_cache_bytes > cfg->total_cache_bytes) {
 		cfg_err(err, errlen, "flow_cache_bytes = %llu is larger than total_cache_bytes = %llu",
 			(unsigned long long)cfg->flow_cache_bytes, (unsigned long long)cfg->total_cache_bytes);
+		return -1;
+	}
+	/* each queue's flows share its part of the caches: one flow must fit in it */
+	if (cfg->flow_cache_bytes > cfg->total_cache_bytes / nq) {
+		cfg_err(err, errlen, "flow_cache_bytes = %llu is larger than total_cache_bytes = %llu divided among queues = %u",
+			(unsigned long long)cfg->flow_cache_bytes, (unsigned long long)cfg->total_cache_bytes, nq);
 		return -1;
 	}
 	return 0;

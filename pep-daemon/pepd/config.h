@@ -53,6 +53,9 @@ struct pep_config {
 	char wireless[PEP_MAX_IFACES][PEP_IFNAMSIZ];
 	uint32_t nwireless;
 	uint32_t queue;
+	int queues;		/* NFQUEUEs (one thread each) from queue on, or CFG_AUTO: the online CPUs */
+	uint32_t verdict_batch;
+	bool headers_only;
 	enum pep_rules_backend rules;
 	uint32_t mark;
 	uint32_t queue_maxlen;
@@ -122,6 +125,12 @@ int config_check(const struct pep_config *cfg, char *err, size_t errlen);
 
 /* Print the effective configuration as key = value lines. */
 void config_dump(const struct pep_config *cfg, FILE *out);
+
+/* The most queues pepd runs (threads, and NFQUEUEs from queue on). */
+#define PEP_MAX_QUEUES 64
+
+/* How many queues cfg asks for: queues, or with auto the online CPUs (at most PEP_MAX_QUEUES). */
+uint32_t config_queue_count(const struct pep_config *cfg);
 
 const char *config_filter_name(enum pep_filter_kind kind);
 const char *config_rules_name(enum pep_rules_backend backend);

@@ -3,14 +3,18 @@
  * pepd's daemon: a queue's packets through the filter, the filter's
  * actions carried out, timers, and the life cycle.
  *
- * One thread, one queue, the shared event loop (evloop.h): the netlink
- * socket (packets, through lib/nfq.c), its timer (the earliest flow timer
- * or the next idle sweep), signals and the control socket (pepd stats).
- * Packets are read until the socket is empty, each is parsed, given to its
- * flow's filter and answered; the verdicts of one round go back in one
- * netlink batch.  Every packet is accepted (or dropped) at once, never
- * held: the cache keeps a copy, so the queue never fills because of pepd's
- * own bookkeeping.
+ * Several queues (queues), each run by a thread of its own with its own
+ * event loop (evloop.h): its netlink socket (packets, through lib/nfq.c),
+ * its timer (the earliest flow timer or the next idle sweep), its snapshot
+ * requests from the control thread (pepd stats), and for queue 0, which
+ * runs in the main thread, the signals.  The kernel's queue hash keeps
+ * both directions of a connection on one queue, so each thread owns its
+ * flows and nothing on the packet path is shared.  Packets are read until
+ * the socket is empty, each is parsed, given to its flow's filter and
+ * answered; verdicts go back in batches (verdict_batch bounds how many
+ * wait).  Every packet is answered within its round, never held: the cache
+ * keeps a copy, so the queue never fills because of pepd's own
+ * bookkeeping.
  *
  * Order on the wire: a local retransmission is sent (raw socket) while its
  * trigger is processed, before the verdicts of the round are sent, so it
@@ -23,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -36,6 +41,8 @@
 #define MESSAGES_PER_ROUND 256		/* then look at timers and the control socket again */
 #define IDLE_SWEEP_NS 1000000000ULL
 #define IFINDEX_RECHECK_NS 1000000000ULL
+/* what headers_only copies: IPv4 or IPv6 with extension headers, TCP with every option */
+#define HEADERS_COPY_RANGE 256
 
 uint64_t pepd_now_ns(void)
 {
@@ -149,6 +156,30 @@ static int send_cached(struct pepd_queue *q, struct flow *f, const struct pep_ct
 	return r;
 }
 
+/*
+ * Send every cached segment of [seq, end) (a GSO super-packet's slices, or
+ * one segment): the original's place.  A send that fails for another
+ * reason than a full queue lets the original go instead (*fallback).
+ */
+static void send_range(struct pepd_queue *q, struct flow *f, const struct pep_ctx *ctx, uint32_t seq, uint32_t end,
+		       bool *fallback)
+{
+	long i = segq_find(&f->cache, seq);
+
+	while (i >= 0 && (uint32_t)i < f->cache.count && !*fallback) {
+		const struct seg *g = segq_at(&f->cache, (uint32_t)i);
+		uint32_t next = g->end;
+
+		if (!seq_before(g->seq, end))
+			break;
+		send_cached(q, f, ctx, g->seq, 1, false, fallback);
+		if (next == end)
+			break;
+		/* the filter's answer may have changed the cache: find the next one by its place in sequence */
+		i = segq_find(&f->cache, next);
+	}
+}
+
 static void do_actions(struct pepd_queue *q, struct flow *f, const struct pep_ctx *ctx, const struct pep_out *out)
 {
 	uint32_t i;
@@ -247,12 +278,19 @@ static bool complete_checksum(struct pepd_queue *q, struct pkt *p)
 	return pkt_parse(q->norm, p->len, p) == PKT_OK;
 }
 
+/* Does the packet need its checksum completed before the filter sees it (it may be cached)? */
+static bool complete_first(const struct pepd_queue *q, const struct pkt *p, enum pep_dir dir)
+{
+	return q->caches_data && dir == DIR_TO_WIRELESS && p->payload_len;
+}
+
 /* The receive loop's callback: one packet, which gets its verdict here. */
 void pepd_handle_packet(void *queue, const struct nfqueue_packet *pkt)
 {
 	struct pepd_queue *q = queue;
-	struct pep_ctx ctx = { .cfg = q->cfg, .budget = &q->ft.budget, .total = &q->stats.total };
+	struct pep_ctx ctx = { .cfg = q->cfg, .budget = &q->ft.budget, .total = &q->stats.total, .mtu = q->inj.mtu };
 	const struct pep_devs devs = { pkt->indev, pkt->outdev, pkt->physindev, pkt->physoutdev };
+	bool cut = pkt->cap_len && pkt->cap_len != pkt->len, partial = false;
 	enum admit_where where;
 	enum admit_csum csum;
 	struct flow_key key;
@@ -268,12 +306,24 @@ void pepd_handle_packet(void *queue, const struct nfqueue_packet *pkt)
 		return;
 	}
 	q->stats.packets++;
-	if (pkt->cap_len && pkt->cap_len != pkt->len) {
-		q->stats.truncated++;
-		accept_unchanged(q, pkt);
-		return;
+	if (cut) {
+		bool short_copy;
+
+		/* only the headers are here (headers_only, or a packet past 64 KiB): enough unless it is cached */
+		if (q->caches_data || pkt->cap_len < pkt->len) {
+			q->stats.truncated++;
+			accept_unchanged(q, pkt);
+			return;
+		}
+		r = pkt_parse_headers(pkt->data, pkt->len, pkt->cap_len, &p, &short_copy);
+		if (short_copy) {
+			q->stats.truncated++;
+			accept_unchanged(q, pkt);
+			return;
+		}
+	} else {
+		r = pkt_parse(pkt->data, pkt->len, &p);
 	}
-	r = pkt_parse(pkt->data, pkt->len, &p);
 	q->stats.parse[r]++;
 	if (r != PKT_OK) {
 		accept_unchanged(q, pkt);	/* malformed or not ours: unchanged */
@@ -303,6 +353,11 @@ void pepd_handle_packet(void *queue, const struct nfqueue_packet *pkt)
 	csum = admit_checksum(&p, pkt->csum_not_ready, pkt->csum_not_verified, pkt->hook);
 	if (csum == CSUM_VERIFIED || csum == CSUM_BAD)
 		q->stats.checksum_verified++;
+	if (csum == CSUM_UNVERIFIABLE) {
+		q->stats.headers_unverifiable++;
+		accept_unchanged(q, pkt);
+		return;
+	}
 	if (csum == CSUM_BAD) {
 		if (dir == DIR_TO_WIRELESS)
 			q->stats.bad_checksum_down++;
@@ -311,9 +366,18 @@ void pepd_handle_packet(void *queue, const struct nfqueue_packet *pkt)
 		accept_unchanged(q, pkt);
 		return;
 	}
-	if (csum == CSUM_PARTIAL && !complete_checksum(q, &p)) {
-		accept_unchanged(q, pkt);	/* cannot happen: it parsed a moment ago */
-		return;
+	/*
+	 * CHECKSUM_PARTIAL (the kernel's own bytes): completed before anything
+	 * may be cached, otherwise only if pepd edits the packet; passed on
+	 * unchanged, the kernel completes it itself.
+	 */
+	if (csum == CSUM_PARTIAL) {
+		if (!complete_first(q, &p, dir))
+			partial = true;
+		else if (!complete_checksum(q, &p)) {
+			accept_unchanged(q, pkt);	/* cannot happen: it parsed a moment ago */
+			return;
+		}
 	}
 	flow_key_of(&p, dir, &key);
 	f = flow_lookup(&q->ft, &key);
@@ -356,9 +420,11 @@ void pepd_handle_packet(void *queue, const struct nfqueue_packet *pkt)
 	} else if (out.verdict == VERDICT_INJECT) {
 		bool fallback = false;
 
-		send_cached(q, f, &ctx, out.inject_seq, 1, false, &fallback);
+		send_range(q, f, &ctx, out.inject_seq, out.inject_end, &fallback);
 		nfqueue_verdict(&q->nfq, pkt->id, fallback ? NFQUEUE_ACCEPT : NFQUEUE_DROP, NULL, 0);
-	} else if (((out.sack_n || out.hide_sack) && p.sack_opt_off) || out.set_window) {
+	} else if ((((out.sack_n || out.hide_sack) && p.sack_opt_off) || out.set_window) && !cut &&
+		   (!partial || complete_checksum(q, &p))) {
+		/* never a cut packet: its verdict's bytes would replace, and so cut, the whole packet */
 		build_edit_ack(&p, out.hide_sack && p.sack_opt_off, out.sack_blocks, p.sack_opt_off ? out.sack_n : 0,
 			       out.set_window ? out.window : -1, q->scratch);
 		nfqueue_verdict(&q->nfq, pkt->id, NFQUEUE_ACCEPT, q->scratch, p.len);
@@ -380,7 +446,7 @@ done:
 
 static void run_timers(struct pepd_queue *q)
 {
-	struct pep_ctx ctx = { .cfg = q->cfg, .budget = &q->ft.budget, .total = &q->stats.total };
+	struct pep_ctx ctx = { .cfg = q->cfg, .budget = &q->ft.budget, .total = &q->stats.total, .mtu = q->inj.mtu };
 	struct pep_out out;
 	struct flow *f;
 
@@ -401,6 +467,11 @@ static void run_timers(struct pepd_queue *q)
 		log_flow_end(q, f, "idle");
 		q->stats.flows_expired++;
 		flow_destroy(&q->ft, f);
+	}
+	if (ctx.now - q->pool_trimmed_ns >= IDLE_SWEEP_NS) {
+		/* copies the cache's pool kept for reuse and nobody reused: back to malloc */
+		cache_pool_trim(&q->ft.budget);
+		q->pool_trimmed_ns = ctx.now;
 	}
 }
 
@@ -444,17 +515,39 @@ static void on_snapshot(void *ctx, uint32_t events)
  */
 #define PEPD_BASE_MEMORY (6ULL << 20)
 
+/* What a queue's thread keeps resident of its stack (it never recurses; its buffers are in struct pepd_queue). */
+#define QUEUE_THREAD_STACK (256ULL << 10)
+
+uint32_t pepd_queue_max_flows(const struct pep_config *cfg)
+{
+	uint32_t nq = config_queue_count(cfg);
+
+	return (cfg->max_flows + nq - 1) / nq;
+}
+
+uint64_t pepd_queue_cache_bytes(const struct pep_config *cfg)
+{
+	return cfg->total_cache_bytes / config_queue_count(cfg);
+}
+
+uint32_t pepd_copy_range(const struct pep_config *cfg)
+{
+	/* only passthrough never reads, caches or sends on a packet's data */
+	return cfg->headers_only && cfg->filter == FILTER_PASSTHROUGH ? HEADERS_COPY_RANGE : NFQUEUE_COPY_ALL;
+}
+
 uint64_t pepd_memory_bound(const struct pep_config *cfg)
 {
-	uint64_t buckets = 1, bound;
+	uint64_t buckets = 1, bound, nq = config_queue_count(cfg), per_queue = pepd_queue_max_flows(cfg);
 
-	while (buckets < cfg->max_flows && buckets < (1u << 30))
+	while (buckets < per_queue && buckets < (1u << 30))
 		buckets <<= 1;
-	bound = PEPD_BASE_MEMORY + sizeof(struct pepd) + nfqueue_memory();
-	bound += (uint64_t)cfg->max_flows * (sizeof(struct flow) + sizeof(struct flow *)) + buckets * sizeof(struct flow *);
+	bound = PEPD_BASE_MEMORY + sizeof(struct pepd);
+	bound += nq * (sizeof(struct pepd_queue) + nfqueue_memory() + QUEUE_THREAD_STACK);
+	bound += nq * (per_queue * (sizeof(struct flow) + sizeof(struct flow *)) + buckets * sizeof(struct flow *));
 	bound += cfg->total_cache_bytes;
 	if (cfg->trace_file[0])
-		bound += 1 << 20;
+		bound += nq << 20;
 	return bound;
 }
 
@@ -470,19 +563,65 @@ void pepd_report_refusals(const struct pepd_queue_counters *c, const struct pep_
 	jo_u64(j, "cache_refused_total", c->cache_refused_total);
 	jo_u64(j, "cache_refused_nomem", c->cache_refused_nomem);
 	jo_u64(j, "cache_memory_now", c->cache_memory_now);
+	jo_u64(j, "cache_pool_bytes", c->cache_pool_bytes);
+	jo_u64(j, "cache_copies_fresh", c->cache_copies_fresh);
+	jo_u64(j, "cache_copies_reused", c->cache_copies_reused);
 	jo_u64(j, "memory_bound", pepd_memory_bound(cfg));
 }
 
 /* ---------------------------------------------------------------- lifecycle */
 
-/* A queue's flows, sockets and NFQUEUE binding; on error one line in err (queue_close undoes any part). */
-static int queue_open(struct pepd_queue *q, const struct pep_config *cfg, const struct pep_filter_ops *ops,
-		      uint64_t now, char *err, size_t errlen)
+/* The main thread asks a queue's thread to stop. */
+static void on_stop(void *ctx, uint32_t events)
+{
+	struct pepd_queue *q = ctx;
+
+	(void)events;
+	q->loop.stop = true;
+}
+
+/* Everything closed (so queue_close is safe after any failure). */
+static void queue_init(struct pepd_queue *q)
+{
+	evloop_init(&q->loop);
+	q->stop_fd = -1;
+	q->snap.ask_fd = q->snap.done_fd = -1;
+	nfqueue_init(&q->nfq);
+	q->inj.fd4 = q->inj.fd6 = q->inj.rtx4 = q->inj.rtx6 = -1;
+}
+
+static int open_trace(struct pepd_queue *q, const struct pep_config *cfg, char *err, size_t errlen)
+{
+	char path[PEP_PATH_MAX + 16];
+
+	/* one file per queue: threads never share one */
+	if (config_queue_count(cfg) > 1)
+		snprintf(path, sizeof(path), "%s.%u", cfg->trace_file, cfg->queue + q->index);
+	else
+		snprintf(path, sizeof(path), "%s", cfg->trace_file);
+	q->trace = fopen(path, "w");
+	if (!q->trace) {
+		snprintf(err, errlen, "trace_file = %s: %s", path, strerror(errno));
+		return -1;
+	}
+	setvbuf(q->trace, NULL, _IOFBF, 1 << 20);
+	return 0;
+}
+
+/*
+ * A queue's flows, sockets, NFQUEUE binding and event loop (queue 0's
+ * takes the signals); on error one line in err (queue_close undoes any
+ * part).
+ */
+static int queue_open(struct pepd_queue *q, uint32_t index, const struct pep_config *cfg,
+		      const struct pep_filter_ops *ops, uint64_t now, char *err, size_t errlen)
 {
 	const struct nfqueue_params params = {
-		.queue = (uint16_t)cfg->queue,
+		.queue = (uint16_t)(cfg->queue + index),
 		.maxlen = cfg->queue_maxlen,
 		.socket_buffer = cfg->socket_buffer,
+		.copy_range = pepd_copy_range(cfg),
+		.flush_bound = cfg->verdict_batch,
 		.fail_open = cfg->fail_open,
 		.gso = cfg->gso,
 	};
@@ -490,30 +629,44 @@ static int queue_open(struct pepd_queue *q, const struct pep_config *cfg, const 
 
 	q->cfg = cfg;
 	q->ops = ops;
+	q->index = index;
+	q->caches_data = cfg->filter == FILTER_SNOOP || cfg->filter == FILTER_SNOOPPLUS;
 	q->trace_start_ns = now;
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-		seed = now;
-	if (flow_table_init(&q->ft, cfg->max_flows, seed, cfg->total_cache_bytes, (uint32_t)cfg->flow_cache_bytes) < 0) {
+		seed = now + index;
+	if (flow_table_init(&q->ft, pepd_queue_max_flows(cfg), seed, pepd_queue_cache_bytes(cfg),
+			    (uint32_t)cfg->flow_cache_bytes) < 0) {
 		snprintf(err, errlen, "max_flows = %u: cannot allocate the flow table", cfg->max_flows);
 		return -1;
 	}
 	q->ft.budget.seg_limit = cfg->flow_cache_segments;
 	resolve_interfaces(q);
-	for (uint32_t i = 0; i < cfg->nwireless; i++)
+	for (uint32_t i = 0; i < cfg->nwireless && index == 0; i++)
 		if (!q->ifs.port[i])
 			fprintf(stderr, "pepd: warning: wireless = %s: no such interface (yet); watching for it\n",
 				cfg->wireless[i]);
 	if (inject_open(&q->inj, cfg->mark, cfg->rtx_priority, err, errlen) < 0)
 		return -1;
-	if (cfg->trace_file[0]) {
-		q->trace = fopen(cfg->trace_file, "w");
-		if (!q->trace) {
-			snprintf(err, errlen, "trace_file = %s: %s", cfg->trace_file, strerror(errno));
+	if (cfg->trace_file[0] && open_trace(q, cfg, err, errlen) < 0)
+		return -1;
+	if (nfqueue_open(&q->nfq, &params, err, errlen) < 0)
+		return -1;
+	if (index == 0) {
+		if (evloop_open(&q->loop, err, errlen) < 0)
 			return -1;
-		}
-		setvbuf(q->trace, NULL, _IOFBF, 1 << 20);
+	} else if (evloop_open_thread(&q->loop, err, errlen) < 0) {
+		return -1;
 	}
-	return nfqueue_open(&q->nfq, &params, err, errlen);
+	if (ctl_snapshot_open(&q->snap, err, errlen) < 0)
+		return -1;
+	q->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (q->stop_fd < 0 || evloop_add(&q->loop, nfqueue_fd(&q->nfq), EPOLLIN, on_netlink, q) < 0 ||
+	    evloop_add(&q->loop, q->snap.ask_fd, EPOLLIN, on_snapshot, q) < 0 ||
+	    evloop_add(&q->loop, q->stop_fd, EPOLLIN, on_stop, q) < 0) {
+		snprintf(err, errlen, "queue %u: event loop set-up: %s", cfg->queue + index, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 static void queue_close(struct pepd_queue *q)
@@ -524,70 +677,114 @@ static void queue_close(struct pepd_queue *q)
 	if (q->trace)
 		fclose(q->trace);
 	q->trace = NULL;
+	ctl_snapshot_close(&q->snap);
+	free(q->snap_flows);
+	q->snap_flows = NULL;
+	if (q->stop_fd >= 0)
+		close(q->stop_fd);
+	q->stop_fd = -1;
+	evloop_close(&q->loop);
+}
+
+static void *queue_thread(void *arg)
+{
+	struct pepd_queue *q = arg;
+
+	if (evloop_run(&q->loop, next_deadline, tick, q, "pepd") < 0)
+		fprintf(stderr, "pepd: queue %u stopped: its packets pass without pepd (fail-open)\n",
+			q->cfg->queue + q->index);
+	return NULL;
 }
 
 int pepd_start(struct pepd *d, const struct pep_config *cfg, char *err, size_t errlen)
 {
 	char ctl_path[PEP_PATH_MAX];
+	uint32_t i;
 
 	memset(d, 0, sizeof(*d));
-	evloop_init(&d->loop);
 	ctl_server_init(&d->ctl);
-	d->queue.snap.ask_fd = d->queue.snap.done_fd = -1;
-	nfqueue_init(&d->queue.nfq);
-	d->queue.inj.fd4 = d->queue.inj.fd6 = d->queue.inj.rtx4 = d->queue.inj.rtx6 = -1;
 	d->cfg = *cfg;
 	d->ops = filter_find(config_filter_name(cfg->filter));
 	if (!d->ops) {
 		snprintf(err, errlen, "filter = %s: no such filter in this build", config_filter_name(cfg->filter));
 		return -1;
 	}
+	d->nqueues = config_queue_count(cfg);
+	d->queues = calloc(d->nqueues, sizeof(*d->queues));
+	if (!d->queues) {
+		snprintf(err, errlen, "queues = %u: out of memory", d->nqueues);
+		d->nqueues = 0;
+		return -1;
+	}
+	for (i = 0; i < d->nqueues; i++)
+		queue_init(&d->queues[i]);
 	d->started_ns = pepd_now_ns();
 	/* first: another pepd answering on this socket must stop us before we touch anything */
 	pepd_ctl_path(cfg, ctl_path, sizeof(ctl_path));
 	if (ctl_server_open(&d->ctl, ctl_path, "pepd", err, errlen) < 0)
 		return -1;
-	if (queue_open(&d->queue, &d->cfg, d->ops, d->started_ns, err, errlen) < 0)
-		return -1;
-	if (evloop_open(&d->loop, err, errlen) < 0 || ctl_snapshot_open(&d->queue.snap, err, errlen) < 0)
-		return -1;
-	if (evloop_add(&d->loop, nfqueue_fd(&d->queue.nfq), EPOLLIN, on_netlink, &d->queue) < 0 ||
-	    evloop_add(&d->loop, d->queue.snap.ask_fd, EPOLLIN, on_snapshot, &d->queue) < 0) {
-		snprintf(err, errlen, "event loop set-up: %s", strerror(errno));
-		return -1;
+	/* queue 0 first: its loop blocks the signals, which every thread started later inherits */
+	for (i = 0; i < d->nqueues; i++)
+		if (queue_open(&d->queues[i], i, &d->cfg, d->ops, d->started_ns, err, errlen) < 0)
+			return -1;
+	for (i = 1; i < d->nqueues; i++) {
+		int e = pthread_create(&d->queues[i].thread, NULL, queue_thread, &d->queues[i]);
+
+		if (e) {
+			snprintf(err, errlen, "queue %u: thread: %s", cfg->queue + i, strerror(e));
+			return -1;
+		}
+		d->queues[i].thread_running = true;
 	}
 
 	/* Rules last: by now everything that takes the packets is in place. */
-	if (rules_install(cfg, &d->rules_used, err, errlen) < 0)
+	if (rules_install(cfg, d->nqueues, &d->rules_used, err, errlen) < 0)
 		return -1;
 	d->rules_installed = cfg->rules != RULES_NONE;
 	/*
-	 * The control socket is served by a thread of its own (never this one,
-	 * which handles packets), started once everything it reports on is
-	 * set: an answer to ping means pepd is ready.
+	 * The control socket is served by a thread of its own (never one that
+	 * handles packets), started once everything it reports on is set: an
+	 * answer to ping means pepd is ready.
 	 */
 	if (ctl_server_start(&d->ctl, pepd_report, d, err, errlen) < 0)
 		return -1;
-	fprintf(stderr, "pepd: queue %u, filter %s, wireless %s%s, rules %s, fail-open %s, gso %s\n", cfg->queue,
-		config_filter_name(cfg->filter), cfg->wireless[0], cfg->nwireless > 1 ? " ..." : "",
-		config_rules_name(d->rules_used), cfg->fail_open ? "on" : "off", cfg->gso ? "on" : "off");
+	if (d->nqueues > 1)
+		fprintf(stderr, "pepd: queues %u-%u", cfg->queue, cfg->queue + d->nqueues - 1);
+	else
+		fprintf(stderr, "pepd: queue %u", cfg->queue);
+	fprintf(stderr, ", filter %s, wireless %s%s, rules %s, fail-open %s, gso %s\n", config_filter_name(cfg->filter),
+		cfg->wireless[0], cfg->nwireless > 1 ? " ..." : "", config_rules_name(d->rules_used),
+		cfg->fail_open ? "on" : "off", cfg->gso ? "on" : "off");
 	return 0;
 }
 
 int pepd_run(struct pepd *d)
 {
-	return evloop_run(&d->loop, next_deadline, tick, &d->queue, "pepd");
+	return evloop_run(&d->queues[0].loop, next_deadline, tick, &d->queues[0], "pepd");
 }
 
 void pepd_stop(struct pepd *d)
 {
+	uint64_t one = 1;
+	uint32_t i;
+
 	ctl_server_stop(&d->ctl);	/* first: its thread reads what follows */
 	if (d->rules_installed)
 		rules_remove(&d->cfg, d->rules_used);
 	d->rules_installed = false;
-	queue_close(&d->queue);
-	ctl_snapshot_close(&d->queue.snap);
-	free(d->queue.snap_flows);
-	d->queue.snap_flows = NULL;
-	evloop_close(&d->loop);
+	for (i = 1; i < d->nqueues; i++) {
+		struct pepd_queue *q = &d->queues[i];
+
+		if (!q->thread_running)
+			continue;
+		if (write(q->stop_fd, &one, sizeof(one)) < 0)
+			fprintf(stderr, "pepd: queue %u: cannot ask its thread to stop\n", d->cfg.queue + i);
+		pthread_join(q->thread, NULL);
+		q->thread_running = false;
+	}
+	for (i = 0; i < d->nqueues; i++)
+		queue_close(&d->queues[i]);
+	free(d->queues);
+	d->queues = NULL;
+	d->nqueues = 0;
 }

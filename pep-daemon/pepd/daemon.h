@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The running daemon: its queue (the NFQUEUE socket, the flow table, the
- * injector), the queue rules, the control socket and the event loop that
- * ties them together.
+ * The running daemon: its queues (each an NFQUEUE socket, a flow table,
+ * an injector and an event loop, run by a thread of its own), the queue
+ * rules and the control socket.
  */
 #ifndef PEPD_DAEMON_H
 #define PEPD_DAEMON_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,27 +33,39 @@ struct pepd_queue_counters {
 	uint64_t flows_active;
 	uint64_t cached_packets, cached_bytes;
 	uint64_t id_gaps, netlink_errors;
+	uint64_t verdict_sends, verdict_messages;
 	/* what the bounds refused (pepd_report_refusals) */
 	uint64_t flows_embryonic;
 	uint64_t cache_refused_flow_bytes, cache_refused_flow_segments;
 	uint64_t cache_refused_total, cache_refused_nomem, cache_memory_now;
+	uint64_t cache_pool_bytes, cache_copies_fresh, cache_copies_reused;
 };
 
 /*
- * Everything one NFQUEUE needs, apart from the daemon's shared parts: its
- * netlink socket, its flows and their cache, its counters, its sockets
- * for pepd's own packets.  One queue, one thread today; more queues (one
- * thread each, flows spread over them by the kernel) are more of these.
+ * Everything one NFQUEUE needs, apart from the daemon's shared parts
+ * (the configuration and the filter, both read-only): its netlink socket,
+ * its flows and their cache, its counters, its sockets for pepd's own
+ * packets, its event loop.  One thread runs it and alone touches it: the
+ * kernel's queue hash sends both directions of a flow to the same queue
+ * (Documentation/pepd.rst, "Several queues"), so a flow lives in one
+ * queue's table and no lock is needed.
  */
 struct pepd_queue {
 	const struct pep_config *cfg;
 	const struct pep_filter_ops *ops;
+	uint32_t index;		/* 0 .. queues - 1; its NFQUEUE is cfg->queue + index */
+	struct evloop loop;	/* queue 0's also takes the signals, in the main thread */
+	int stop_fd;		/* an eventfd: the main thread asks the others to stop */
+	pthread_t thread;
+	bool thread_running;
+	bool caches_data;	/* the filter copies data into the cache (snoop, snoop+) */
 	struct nfqueue nfq;
 	struct flow_table ft;
 	struct pep_stats stats;
 	struct injector inj;
 	struct pep_ifaces ifs;	/* the wireless interfaces and their bridges */
 	uint64_t ifindex_checked_ns;
+	uint64_t pool_trimmed_ns;	/* when the cache's free lists were last trimmed */
 	uint64_t foreign_packets;	/* queued but not through a wireless interface */
 	FILE *trace;
 	uint64_t trace_start_ns;
@@ -74,19 +87,19 @@ struct pepd {
 	const struct pep_filter_ops *ops;
 	enum pep_rules_backend rules_used;
 	bool rules_installed;
-	struct evloop loop;
 	struct ctl_server ctl;
 	uint64_t started_ns;
 	/* the rules' own packet count, read by the control thread at most every RULE_COUNT_MAX_AGE_NS */
 	bool have_rule_count;
 	uint64_t rule_packets, rule_count_ns;
-	struct pepd_queue queue;
+	uint32_t nqueues;
+	struct pepd_queue *queues;	/* nqueues of them, calloc'd */
 };
 
 /* Set up everything (queue, rules, sockets); on error one line in err. */
 int pepd_start(struct pepd *d, const struct pep_config *cfg, char *err, size_t errlen);
 
-/* Run until SIGTERM/SIGINT; returns 0 on a clean stop. */
+/* Run until SIGTERM/SIGINT (queue 0 in this thread, the others in theirs); returns 0 on a clean stop. */
 int pepd_run(struct pepd *d);
 
 /* Undo pepd_start in reverse order (rules first, so traffic never waits on a dead queue). */
@@ -107,10 +120,17 @@ void pepd_queue_snapshot(void *queue, struct ctl_snapshot *s);
 
 /*
  * The most memory a pepd with cfg may take (its resident size): the
- * program, its buffers, the flow table at max_flows, the caches at
- * total_cache_bytes.
+ * program, each queue's buffers, the flow tables at max_flows, the caches
+ * at total_cache_bytes.
  */
 uint64_t pepd_memory_bound(const struct pep_config *cfg);
+
+/* Each queue's share of max_flows and total_cache_bytes (rounded up, down: the total holds). */
+uint32_t pepd_queue_max_flows(const struct pep_config *cfg);
+uint64_t pepd_queue_cache_bytes(const struct pep_config *cfg);
+
+/* The bytes of each packet copied from the kernel: all, or only headers where the filter needs no data. */
+uint32_t pepd_copy_range(const struct pep_config *cfg);
 
 /* The queue's refusals, and why (PEP_QUEUE_COUNTERS, the cache's bounds), into the totals of `pepd stats`. */
 void pepd_report_refusals(const struct pepd_queue_counters *c, const struct pep_config *cfg, struct json_out *j);

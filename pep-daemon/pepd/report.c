@@ -49,6 +49,7 @@ static void flow_entry(const struct pepd_queue *q, struct json_out *j, const str
 
 	jo_obj_begin(j, NULL);
 	jo_u64(j, "id", f->id);
+	jo_u64(j, "queue", q->cfg->queue + q->index);
 	endpoint(j, "fixed_host", f->key.family, f->key.fh, f->key.fh_port);
 	endpoint(j, "wireless_host", f->key.family, f->key.wh, f->key.wh_port);
 	jo_dbl(j, "age_s", (double)(now - f->created_ns) / 1e9);
@@ -81,12 +82,17 @@ void pepd_queue_snapshot(void *queue, struct ctl_snapshot *s)
 	c->cached_bytes = q->ft.budget.bytes;
 	c->id_gaps = q->nfq.id_gaps;
 	c->netlink_errors = q->nfq.netlink_errors;
+	c->verdict_sends = q->nfq.verdict_sends;
+	c->verdict_messages = q->nfq.verdict_messages;
 	c->flows_embryonic = q->ft.nyoung;
 	c->cache_refused_flow_bytes = q->ft.budget.refused_flow_bytes;
 	c->cache_refused_flow_segments = q->ft.budget.refused_flow_segments;
 	c->cache_refused_total = q->ft.budget.refused_total;
 	c->cache_refused_nomem = q->ft.budget.refused_nomem;
 	c->cache_memory_now = q->ft.budget.mem;
+	c->cache_pool_bytes = q->ft.budget.pool.mem;
+	c->cache_copies_fresh = q->ft.budget.pool.fresh;
+	c->cache_copies_reused = q->ft.budget.pool.reused;
 	if (n > CTL_MAX_LIST)
 		n = CTL_MAX_LIST;
 	q->snap_nflows = 0;
@@ -128,26 +134,80 @@ static bool rule_count(struct pepd *d, uint64_t now, uint64_t *packets)
 	return d->have_rule_count;
 }
 
+/* A flow copy and the queue it came from, for the list: most recently active first, over every queue. */
+struct listed_flow {
+	const struct pepd_queue *q;
+	const struct flow *f;
+};
+
+static int more_recent(const void *a, const void *b)
+{
+	const struct listed_flow *x = a, *y = b;
+
+	return x->f->last_ns > y->f->last_ns ? -1 : x->f->last_ns < y->f->last_ns;
+}
+
+/* Each queue's counters, so that an operator sees how the hash spread the load. */
+static void queue_entries(struct pepd *d, struct json_out *j)
+{
+	uint32_t i;
+
+	jo_arr_begin(j, "queues");
+	for (i = 0; i < d->nqueues; i++) {
+		const struct pepd_queue_counters *c = &d->queues[i].snap_counters;
+
+		jo_obj_begin(j, NULL);
+		jo_u64(j, "queue", d->cfg.queue + i);
+		jo_u64(j, "packets", c->stats.packets);
+		jo_u64(j, "flows_active", c->flows_active);
+		jo_u64(j, "cached_bytes_now", c->cached_bytes);
+		jo_u64(j, "cache_memory_now", c->cache_memory_now);
+		jo_u64(j, "verdict_sends", c->verdict_sends);
+		jo_u64(j, "verdict_messages", c->verdict_messages);
+		jo_obj_end(j);
+	}
+	jo_arr_end(j);
+}
+
 void pepd_report(void *daemon, struct json_out *j, const struct ctl_call *call)
 {
 	struct pepd *d = daemon;
-	struct pepd_queue *q = &d->queue;
 	struct pepd_queue_counters sum;
 	const struct pep_stats *s = &sum.stats;
 	uint64_t now = pepd_now_ns(), queued = 0;
+	struct listed_flow *list = NULL;
+	uint32_t i, k, nlisted = 0, total = 0;
 	bool have_rule_count;
-	uint32_t i;
 	int r;
 
-	if (ctl_snapshot_take(&q->snap, j, call->req->list_limit, call->stop_fd) < 0) {
-		jo_obj_begin(j, NULL);
-		jo_str(j, "error", "the packet thread did not answer (stopping, or stuck)");
-		jo_obj_end(j);
-		return;
+	/* every queue's copy, each taken by its own thread between two of its packets */
+	for (i = 0; i < d->nqueues; i++) {
+		if (ctl_snapshot_take(&d->queues[i].snap, j, call->req->list_limit, call->stop_fd) < 0) {
+			for (k = 0; k < i; k++) {
+				free(d->queues[k].snap_flows);
+				d->queues[k].snap_flows = NULL;
+				d->queues[k].snap_nflows = 0;
+			}
+			jo_obj_begin(j, NULL);
+			jo_str(j, "error", "a packet thread did not answer (stopping, or stuck)");
+			jo_obj_end(j);
+			return;
+		}
+		jo_free(&d->queues[i].snap.out);	/* pepd's queue threads render nothing: they copy */
 	}
-	jo_free(&q->snap.out);	/* pepd's queue thread renders nothing: it copies */
 	memset(&sum, 0, sizeof(sum));
-	add_counters(&sum, &q->snap_counters);
+	for (i = 0; i < d->nqueues; i++) {
+		add_counters(&sum, &d->queues[i].snap_counters);
+		total += d->queues[i].snap_nflows;
+	}
+	list = total ? malloc((size_t)total * sizeof(*list)) : NULL;
+	for (i = 0; list && i < d->nqueues; i++)
+		for (k = 0; k < d->queues[i].snap_nflows; k++)
+			list[nlisted++] = (struct listed_flow){ &d->queues[i], &d->queues[i].snap_flows[k] };
+	if (nlisted > 1)
+		qsort(list, nlisted, sizeof(*list), more_recent);
+	if (nlisted > call->req->list_limit)
+		nlisted = call->req->list_limit;
 	have_rule_count = rule_count(d, now, &queued);
 
 	jo_obj_begin(j, NULL);
@@ -155,9 +215,12 @@ void pepd_report(void *daemon, struct json_out *j, const struct ctl_call *call)
 	jo_str(j, "version", airtcp_version());
 	jo_str(j, "filter", config_filter_name(d->cfg.filter));
 	jo_u64(j, "queue", d->cfg.queue);
+	jo_u64(j, "queues", d->nqueues);
 	jo_str(j, "rules", config_rules_name(d->rules_used));
 	jo_bool(j, "fail_open", d->cfg.fail_open);
 	jo_bool(j, "gso", d->cfg.gso);
+	jo_u64(j, "verdict_batch", d->cfg.verdict_batch);
+	jo_u64(j, "copy_range", pepd_copy_range(&d->cfg));
 	if (d->ops->report_settings)
 		d->ops->report_settings(&d->cfg, j);
 	jo_dbl(j, "uptime_s", (double)(now - d->started_ns) / 1e9);
@@ -190,6 +253,8 @@ void pepd_report(void *daemon, struct json_out *j, const struct ctl_call *call)
 		jo_u64(j, "fail_open_packets", queued > s->packets ? queued - s->packets : 0);
 	}
 	jo_u64(j, "verdicts_mangled", s->verdicts_mangled);
+	jo_u64(j, "verdict_sends", sum.verdict_sends);
+	jo_u64(j, "verdict_messages", sum.verdict_messages);
 	pepd_report_refusals(&sum, &d->cfg, j);	/* checksums, adoption, bounds: what pepd refused to act on */
 	jo_u64(j, "netlink_errors", sum.netlink_errors);
 	counters(j, &s->total);
@@ -204,13 +269,17 @@ void pepd_report(void *daemon, struct json_out *j, const struct ctl_call *call)
 	jo_obj_end(j);
 	jo_obj_end(j);
 	ctl_report_counters(j, call->counters);
+	queue_entries(d, j);
 
 	jo_arr_begin(j, "flows");
-	for (i = 0; i < q->snap_nflows; i++)
-		flow_entry(q, j, &q->snap_flows[i], now);
+	for (i = 0; i < nlisted; i++)
+		flow_entry(list[i].q, j, list[i].f, now);
 	jo_arr_end(j);
 	jo_obj_end(j);
-	free(q->snap_flows);
-	q->snap_flows = NULL;
-	q->snap_nflows = 0;
+	free(list);
+	for (i = 0; i < d->nqueues; i++) {
+		free(d->queues[i].snap_flows);
+		d->queues[i].snap_flows = NULL;
+		d->queues[i].snap_nflows = 0;
+	}
 }

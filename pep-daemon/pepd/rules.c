@@ -17,7 +17,15 @@
  * Both directions of TCP through the wireless interface(s) go to one queue
  * (so data and ACKs of a flow are seen in order), skipping packets that
  * carry pepd's mark, with bypass: while no program is bound to the queue
- * (pepd killed), the kernel accepts instead of dropping.  Everything lives
+ * (pepd killed), the kernel accepts instead of dropping.  With several
+ * queues (queues = N), every rule spreads over the same N queues by the
+ * kernel's hash (iptables --queue-balance a:b, nft queue num a-b), which
+ * hashes a packet's two addresses in sorted order (nfqueue_hash,
+ * include/net/netfilter/nf_queue.h): both directions of a connection land
+ * on the same queue, so one thread sees all of it.  Never the CPU fanout
+ * (--queue-cpu-fanout, nft's fanout flag): it picks the queue by the CPU
+ * a packet arrives on, and a connection's data and ACKs arrive on
+ * different CPUs.  Everything lives
  * in one chain (iptables: security PEPD-Q<n>, jumped to from FORWARD) or
  * one table per family (nft: inet pepd_q<n>, bridge pepd_q<n>), named by
  * the queue: an instance's rules are its own, so removal is exact, a
@@ -281,10 +289,20 @@ static void nft_table(const struct pep_config *cfg, char *name, size_t len)
 	snprintf(name, len, "pepd_q%" PRIu32, cfg->queue);
 }
 
-static void nft_queue_rule(struct text *t, const struct pep_config *cfg, const char *match, const char *set)
+/* The queue(s) a rule sends to, as nft writes them: "0", or "0-3" spread by the symmetric hash. */
+static void nft_queues(const struct pep_config *cfg, uint32_t nqueues, char *spec, size_t len)
 {
-	add(t, "\t\t%s { %s } meta l4proto tcp meta mark & 0x%" PRIx32 " == 0 counter queue num %" PRIu32 " bypass\n",
-	    match, set, cfg->mark, cfg->queue);
+	if (nqueues > 1)
+		snprintf(spec, len, "%" PRIu32 "-%" PRIu32, cfg->queue, cfg->queue + nqueues - 1);
+	else
+		snprintf(spec, len, "%" PRIu32, cfg->queue);
+}
+
+static void nft_queue_rule(struct text *t, const struct pep_config *cfg, const char *queues, const char *match,
+			   const char *set)
+{
+	add(t, "\t\t%s { %s } meta l4proto tcp meta mark & 0x%" PRIx32 " == 0 counter queue num %s bypass\n",
+	    match, set, cfg->mark, queues);
 }
 
 static void nft_chain(struct text *t, const char *name, const char *hook)
@@ -310,17 +328,18 @@ static void nft_remove(const struct pep_config *cfg)
 	}
 }
 
-static int nft_install(const struct pep_config *cfg, char *err, size_t errlen)
+static int nft_install(const struct pep_config *cfg, uint32_t nqueues, char *err, size_t errlen)
 {
 	char *argv[] = { "nft", "-f", "-", NULL };
 	struct iface_sets ifs;
 	struct cmd_result r;
 	struct text t = { .len = 0 };
 	uint32_t mark = cfg->mark, clear = ~cfg->mark;
-	char table[32];
+	char table[32], queues[16];
 	int ret;
 
 	nft_table(cfg, table, sizeof(table));
+	nft_queues(cfg, nqueues, queues, sizeof(queues));
 	iface_sets(cfg, &ifs);
 	nft_remove(cfg);	/* what a killed pepd of this queue left */
 	/* "add" then "delete" again, in the same transaction: a table created meanwhile cannot stay */
@@ -330,13 +349,13 @@ static int nft_install(const struct pep_config *cfg, char *err, size_t errlen)
 	add(&t, "table inet %s {\n", table);
 	nft_chain(&t, "forward", "forward");
 	if (ifs.routed[0]) {
-		nft_queue_rule(&t, cfg, "oifname", ifs.routed);
-		nft_queue_rule(&t, cfg, "iifname", ifs.routed);
+		nft_queue_rule(&t, cfg, queues, "oifname", ifs.routed);
+		nft_queue_rule(&t, cfg, queues, "iifname", ifs.routed);
 	}
 	if (ifs.ports[0])	/* from a bridge port, routed on: marked by the bridge's input chain below */
 		add(&t, "\t\tiifname { %s } meta l4proto tcp meta mark & 0x%" PRIx32 " == 0x%" PRIx32
-			" meta mark set meta mark & 0x%" PRIx32 " counter queue num %" PRIu32 " bypass\n",
-		    ifs.bridges, mark, mark, clear, cfg->queue);
+			" meta mark set meta mark & 0x%" PRIx32 " counter queue num %s bypass\n",
+		    ifs.bridges, mark, mark, clear, queues);
 	add(&t, "\t}\n");
 	if (ifs.ports[0]) {
 		nft_chain(&t, "input", "input");
@@ -348,11 +367,11 @@ static int nft_install(const struct pep_config *cfg, char *err, size_t errlen)
 	if (ifs.ports[0]) {
 		add(&t, "table bridge %s {\n", table);
 		nft_chain(&t, "forward", "forward");
-		nft_queue_rule(&t, cfg, "oifname", ifs.ports);
-		nft_queue_rule(&t, cfg, "iifname", ifs.ports);
+		nft_queue_rule(&t, cfg, queues, "oifname", ifs.ports);
+		nft_queue_rule(&t, cfg, queues, "iifname", ifs.ports);
 		add(&t, "\t}\n");
 		nft_chain(&t, "output", "output");
-		nft_queue_rule(&t, cfg, "oifname", ifs.ports);
+		nft_queue_rule(&t, cfg, queues, "oifname", ifs.ports);
 		add(&t, "\t}\n");
 		nft_chain(&t, "input", "input");
 		add(&t, "\t\tiifname { %s } meta l4proto tcp meta mark & 0x%" PRIx32 " == 0 meta mark set meta mark | 0x%"
@@ -511,10 +530,10 @@ static void ipt_remove_family(const struct pep_config *cfg, const struct ipt_too
 		ipt_remove_table(cfg, tools, ipt_tables[i]);
 }
 
-static int ipt_install_family(const struct pep_config *cfg, const struct ipt_tools *tools, const char *what,
-			      char *err, size_t errlen)
+static int ipt_install_family(const struct pep_config *cfg, uint32_t nqueues, const struct ipt_tools *tools,
+			      const char *what, char *err, size_t errlen)
 {
-	char chain[32];
+	char chain[32], queues[48];
 	char *restore_argv[] = { (char *)tools->restore, "--noflush", "-w", NULL };
 	struct cmd_result r;
 	struct text t = { .len = 0 };
@@ -522,14 +541,18 @@ static int ipt_install_family(const struct pep_config *cfg, const struct ipt_too
 	int ret;
 
 	chain_name(cfg, chain, sizeof(chain));
+	/* several queues: the address hash (never --queue-cpu-fanout: see the top of the file) */
+	if (nqueues > 1)
+		snprintf(queues, sizeof(queues), "--queue-balance %" PRIu32 ":%" PRIu32, cfg->queue,
+			 cfg->queue + nqueues - 1);
+	else
+		snprintf(queues, sizeof(queues), "--queue-num %" PRIu32, cfg->queue);
 	add(&t, "*security\n:%s - [0:0]\n", chain);
 	for (i = 0; i < cfg->nwireless; i++) {
-		add(&t, "-A %s -o %s -p tcp -m mark ! --mark 0x%" PRIx32 "/0x%" PRIx32
-			" -j NFQUEUE --queue-num %" PRIu32 " --queue-bypass\n",
-		    chain, cfg->wireless[i], cfg->mark, cfg->mark, cfg->queue);
-		add(&t, "-A %s -i %s -p tcp -m mark ! --mark 0x%" PRIx32 "/0x%" PRIx32
-			" -j NFQUEUE --queue-num %" PRIu32 " --queue-bypass\n",
-		    chain, cfg->wireless[i], cfg->mark, cfg->mark, cfg->queue);
+		add(&t, "-A %s -o %s -p tcp -m mark ! --mark 0x%" PRIx32 "/0x%" PRIx32 " -j NFQUEUE %s --queue-bypass\n",
+		    chain, cfg->wireless[i], cfg->mark, cfg->mark, queues);
+		add(&t, "-A %s -i %s -p tcp -m mark ! --mark 0x%" PRIx32 "/0x%" PRIx32 " -j NFQUEUE %s --queue-bypass\n",
+		    chain, cfg->wireless[i], cfg->mark, cfg->mark, queues);
 	}
 	/* appended: after the security table's own rules too (a drop there stays final) */
 	add(&t, "-A FORWARD -j %s\nCOMMIT\n", chain);
@@ -544,7 +567,8 @@ static int ipt_install_family(const struct pep_config *cfg, const struct ipt_too
 	return ret;
 }
 
-static int ipt_install(const struct pep_config *cfg, enum pep_rules_backend b, char *err, size_t errlen)
+static int ipt_install(const struct pep_config *cfg, uint32_t nqueues, enum pep_rules_backend b, char *err,
+		       size_t errlen)
 {
 	const struct ipt_tools *tools = ipt_tools(b);
 	struct iface_sets ifs;
@@ -557,9 +581,9 @@ static int ipt_install(const struct pep_config *cfg, enum pep_rules_backend b, c
 	}
 	ipt_remove_family(cfg, &tools[0]);
 	ipt_remove_family(cfg, &tools[1]);
-	if (ipt_install_family(cfg, &tools[0], "IPv4", err, errlen) < 0)
+	if (ipt_install_family(cfg, nqueues, &tools[0], "IPv4", err, errlen) < 0)
 		return -1;
-	if (ipt_install_family(cfg, &tools[1], "IPv6", err, errlen) < 0) {
+	if (ipt_install_family(cfg, nqueues, &tools[1], "IPv6", err, errlen) < 0) {
 		ipt_remove_family(cfg, &tools[0]);
 		return -1;
 	}
@@ -653,7 +677,8 @@ static int check_exclusive(const struct pep_config *cfg, char *err, size_t errle
 	return 0;
 }
 
-int rules_install(const struct pep_config *cfg, enum pep_rules_backend *used, char *err, size_t errlen)
+int rules_install(const struct pep_config *cfg, uint32_t nqueues, enum pep_rules_backend *used, char *err,
+		  size_t errlen)
 {
 	static const enum pep_rules_backend order[] = { RULES_NFT, RULES_IPTABLES_NFT, RULES_IPTABLES_LEGACY };
 	char why[3][PEP_ERR_MAX];
@@ -673,9 +698,9 @@ int rules_install(const struct pep_config *cfg, enum pep_rules_backend *used, ch
 			continue;
 		why[i][0] = '\0';
 		if (b == RULES_NFT)
-			ret = nft_install(cfg, why[i], sizeof(why[i]));
+			ret = nft_install(cfg, nqueues, why[i], sizeof(why[i]));
 		else
-			ret = ipt_install(cfg, b, why[i], sizeof(why[i]));
+			ret = ipt_install(cfg, nqueues, b, why[i], sizeof(why[i]));
 		if (ret == 0) {
 			*used = b;
 			return 0;

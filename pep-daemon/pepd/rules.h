@@ -7,11 +7,13 @@
 #include "config.h"
 
 /*
- * Install the queue rules with cfg->rules (auto tries each); *used says
- * which worked.  Refused when another queue's rules already claim one of
- * cfg's interfaces.
+ * Install the queue rules with cfg->rules (auto tries each), spreading
+ * over nqueues queues from cfg->queue on; *used says which worked.
+ * Refused when another queue's rules already claim one of cfg's
+ * interfaces.
  */
-int rules_install(const struct pep_config *cfg, enum pep_rules_backend *used, char *err, size_t errlen);
+int rules_install(const struct pep_config *cfg, uint32_t nqueues, enum pep_rules_backend *used, char *err,
+		  size_t errlen);
 
 /* Remove what rules_install put in place with that backend. */
 void rules_remove(const struct pep_config *cfg, enum pep_rules_backend used);

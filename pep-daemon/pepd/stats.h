@@ -62,7 +62,9 @@ struct pep_counters {
 	X(before_handshake, "packets of flows whose handshake is not proven yet, passed without the filter")    \
 	X(flows_evicted, "embryonic flows dropped to make room for a new one (the flow table was full)")       \
 	X(flows_reset, "embryonic flows freed at a reset")                                                      \
-	X(slices_refused, "cached segments not sent because they would need more than 128 slices")
+	X(slices_refused, "cached segments not sent because they would need more than 128 slices")            \
+	X(headers_unverifiable, "packets of which only the headers were copied (headers_only) and whose TCP "  \
+				"checksum nobody had verified: passed unchanged, unused")
 
 struct pep_stats {
 	struct pep_counters total;	/* sum over every flow, live or expired */

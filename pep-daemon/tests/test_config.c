@@ -53,6 +53,11 @@ static const struct bad bads[] = {
 	{ "wireless", "wlan0;rm", "where: wireless = wlan0;rm: not an interface name" },
 	{ "no_such_key", "1", "where: no_such_key = 1: unknown key (pepd --help lists them)" },
 	{ "dupack_thresh", "2", "where: dupack_thresh = 2: must lie between 3 and 64" },
+	{ "queues", "0", "where: queues = 0: expected a whole number from 1 to 64, or auto" },
+	{ "queues", "65", "where: queues = 65: expected a whole number from 1 to 64, or auto" },
+	{ "queues", "many", "where: queues = many: expected a whole number from 1 to 64, or auto" },
+	{ "verdict_batch", "0", "where: verdict_batch = 0: must lie between 1 and 1024" },
+	{ "headers_only", "some", "where: headers_only = some: expected true or false" },
 	/* numbers are decimal (or 0x hex), never octal: a leading zero is refused, naming the value */
 	{ "queue", "010", "where: queue = 010: " LZ },
 	{ "mark", "0100", "where: mark = 0100: " LZ },
@@ -146,6 +151,22 @@ static void file_errors(void)
 	config_set(&c, "rto_min", "2s", "x", err, sizeof(err));
 	CHECK(config_check(&c, err, sizeof(err)) < 0 && strstr(err, "rto_min = 2000ms is larger than rto_max"),
 	      "%s", err);
+	/* several queues: numbers from queue on, each with its part of the caches */
+	config_set(&c, "rto_min", "20ms", "x", err, sizeof(err));
+	config_set(&c, "queue", "65534", "x", err, sizeof(err));
+	config_set(&c, "queues", "3", "x", err, sizeof(err));
+	CHECK(config_check(&c, err, sizeof(err)) < 0 &&
+		      strcmp(err, "queue = 65534 with queues = 3: the last queue would be 65536, past 65535") == 0,
+	      "%s", err);
+	config_set(&c, "queue", "0", "x", err, sizeof(err));
+	config_set(&c, "total_cache_bytes", "600KiB", "x", err, sizeof(err));
+	CHECK(config_check(&c, err, sizeof(err)) < 0 &&
+		      strstr(err, "flow_cache_bytes = 262144 is larger than total_cache_bytes = 614400 divided among queues = 3"),
+	      "%s", err);
+	config_set(&c, "queues", "2", "x", err, sizeof(err));
+	CHECK(config_check(&c, err, sizeof(err)) == 0 && config_queue_count(&c) == 2, "two fit: %s", err);
+	config_set(&c, "queues", "auto", "x", err, sizeof(err));
+	CHECK(config_queue_count(&c) >= 1 && config_queue_count(&c) <= PEP_MAX_QUEUES, "auto: the CPUs");
 }
 
 /* Every key the table knows has a round trip through dump and load. */

@@ -31,6 +31,8 @@ _SAFE_VALUE = re.compile(r"^[A-Za-z0-9_.%+\-]+$")
 # a decimal number at the start of a value, as lib/cfgparse.c reads one (no sign, space or hex)
 _LEADING_NUMBER = re.compile(r"^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
 _WHOLE_NUMBER = re.compile(r"^([0-9]+|0[xX][0-9a-fA-F]+)$")
+# a uint_or_auto key's problem lists its values up to this many, else names its range (CFG_AUTO_LISTED)
+AUTO_LISTED = 8
 # what the daemons say of 010 (never octal, never silently 10)
 LEADING_ZERO = "a leading zero (octal to C, decimal to people): write it in decimal, or in hex with 0x"
 _IFNAME = re.compile(r"^[A-Za-z0-9\-_.@]{1,15}$")
@@ -95,6 +97,8 @@ class DaemonSchema:
             number = _whole_number(text)
             if text == "auto" or (number is not None and key.min <= number <= key.max):
                 return None
+            if key.max - key.min >= AUTO_LISTED:
+                return f"expected a whole number from {key.min} to {key.max}, or auto"
             return "expected " + _either([*(str(n) for n in range(key.min, key.max + 1)), "auto"])
         value, problem = self._number(key, text)
         if problem:

@@ -54,12 +54,13 @@ def test_two_instances_keep_to_their_own() -> None:
     with HostPath(second_wh=True) as path:
         path.silence(PORT)
         with (
-            pepd_running(path.host("bs"), "--queue", "0") as q0,
-            pepd_running(path.host("bs"), "--queue", "1", wireless="to-wh2") as q1,
+            # one queue each (queues = auto would take as many as there are CPUs from queue on)
+            pepd_running(path.host("bs"), "--queue", "0", "--queues", "1") as q0,
+            pepd_running(path.host("bs"), "--queue", "1", "--queues", "1", wireless="to-wh2") as q1,
         ):
             # an interface belongs to one instance
             sock = f"{tempfile.gettempdir()}/airtcp-hostpepd-{os.getpid()}-third.sock"
-            third = pepd_cmd(path, "--wireless", "to-wh", "--queue", "2", "--control-socket", sock)
+            third = pepd_cmd(path, "--wireless", "to-wh", "--queue", "2", "--queues", "1", "--control-socket", sock)
             assert third.returncode != 0 and "already queued to pepd queue 0" in third.stderr, third.stderr
             assert "PEPD-Q2" not in chains(path)
             talk(path, "wh")

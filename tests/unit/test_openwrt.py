@@ -18,6 +18,7 @@ values), which is what the init scripts pipe into the mapping.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -193,9 +194,21 @@ table inet airtcp_pepd_lab {
 
 
 def test_the_nft_table_follows_pepds_effective_settings(built: None) -> None:
-    checked = check("pepd", "--wireless", "wlan0,wlan1", "--queue", "7", "--mark", "0x30000", "--rules", "none")
+    checked = check(
+        "pepd", "--wireless", "wlan0,wlan1", "--queue", "7", "--queues", "1", "--mark", "0x30000", "--rules", "none"
+    )
     done = run([str(MAP), "nft", "lab"], checked.stdout)
     assert (done.returncode, done.stdout) == (0, EXPECTED_NFT), done.stderr
+    # several queues: the rules spread over all of them by the kernel's address hash
+    three = check("pepd", "--wireless", "wlan0,wlan1", "--queue", "7", "--queues", "3", "--mark", "0x30000", "--rules", "none")
+    spread = run([str(MAP), "nft", "lab"], three.stdout)
+    assert spread.returncode == 0 and spread.stdout == EXPECTED_NFT.replace("queue num 7", "queue num 7-9").replace(
+        "queue 7,", "queue 7-9,"
+    ), spread.stdout
+    automatic = check("pepd", "--wireless", "wlan0", "--queue", "7", "--rules", "none")
+    cpus = min(64, max(1, os.sysconf("SC_NPROCESSORS_ONLN")))
+    want = "queue num 7 bypass" if cpus == 1 else f"queue num 7-{7 + cpus - 1} bypass"
+    assert want in run([str(MAP), "nft", "lab"], automatic.stdout).stdout, "auto: one queue per online CPU"
     auto = check("pepd", "--wireless", "wlan0").stdout  # rules = auto: pepd would install its own
     refused = run([str(MAP), "nft", "lab"], auto)
     assert refused.returncode == 2 and "rules = auto" in refused.stderr
