@@ -22,6 +22,7 @@ typedef void (*evloop_fn)(void *ctx, uint32_t events);
 struct evloop {
 	int ep_fd, timer_fd, sig_fd;
 	bool stop;
+	uint64_t armed;		/* the deadline the timer holds (0: none): re-armed only when it changes */
 	struct {
 		int fd;
 		evloop_fn fn;

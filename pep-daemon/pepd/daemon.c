@@ -475,11 +475,15 @@ static void run_timers(struct pepd_queue *q)
 	}
 }
 
-/* The earliest flow timer, or the next idle sweep. */
+/*
+ * The earliest flow timer, or the next idle sweep: a second after the
+ * last one, a fixed point, so that the timer is re-armed only when a flow
+ * timer changes (run_timers also runs after every round of packets).
+ */
 static uint64_t next_deadline(void *ctx)
 {
 	struct pepd_queue *q = ctx;
-	uint64_t next = flow_timer_next(&q->ft), sweep = pepd_now_ns() + IDLE_SWEEP_NS;
+	uint64_t next = flow_timer_next(&q->ft), sweep = q->pool_trimmed_ns + IDLE_SWEEP_NS;
 
 	return !next || next > sweep ? sweep : next;
 }
