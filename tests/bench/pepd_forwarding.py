@@ -1,29 +1,41 @@
 #!/usr/bin/env python3
-"""pepd on the forwarding path: throughput and added latency against plain forwarding.
+"""pepd on the forwarding path: what it costs a Linux access point, as one table.
 
     S --veth-- BS --veth-- WH     three namespaces, no netem, the running kernel
 
-For offloads off (MTU packets end to end) and on (TSO/GSO/GRO), and for
-each of: plain kernel forwarding, pepd passthrough, pepd snoop, this runs
+S has ADDRS addresses: pepd's queue hash reads only a packet's two
+addresses (never its ports), so flows from several addresses are what
+spreads load over several queues, as several Wi-Fi clients would.  Every
+figure is set against plain kernel forwarding measured in the same run,
+just before it, with the same load:
 
-  * a bulk TCP transfer (iperf3 -t SECONDS, S -> WH): bit rate, and packets
-    per second counted on the BS's egress (MTU-sized packets with offloads
-    off; with offloads on, skbs, so the bit rate is the figure that compares);
-  * a request/response test over one TCP connection (1-byte messages,
-    TCP_NODELAY, ROUND_TRIPS of them): median and 99th percentile round trip,
-    so what pepd adds to a packet's path is the difference to plain.
+1. throughput, offloads off (MTU-sized packets end to end) and on
+   (TSO/GSO/GRO: 64 KiB super-packets): FLOWS bulk flows, one per source
+   address, for SECONDS (tests/bench/flowgen.py); bit rate and packets per
+   second on the BS's egress, pepd's CPU time as a share of one core; then
+   request/response round trips over one connection (1-byte messages,
+   TCP_NODELAY): median and 99th percentile, and what pepd adds to them.
+   For plain forwarding, pepd passthrough and snoop, each with one queue
+   and with N (queues = auto: one per CPU).  --techniques adds a row per
+   technique switched off (verdict_batch = 1, headers_only = false,
+   gso = false, forward = inject), to show what each is worth.
+2. CPU at a fixed rate: snoop with FLOWS flows paced by the kernel to 100
+   and 500 Mbit/s in all, offloads off: pepd's CPU time as a share of one
+   core, and the whole machine's busy time beyond plain forwarding of the
+   same traffic (what an access point would spend on pepd).
+3. many flows: 10 and 10 000 concurrent flows through snoop (queues N),
+   offloads off, as fast as they go: packets per second against plain
+   forwarding of the same flows, and pepd's resident memory per flow.
 
-Ratios are against plain forwarding in the same run.  It is a benchmark:
-it prints figures, it asserts nothing about speed.  Needs root and an
-NFQUEUE-capable kernel (iptables-legacy or iptables-nft rules); no netem,
-so it runs on hosts (and containers with CAP_NET_ADMIN) that cannot run the
-testbed.  Usage (``make bench-pepd`` runs it with this checkout's airtcp and
-pepd): pepd_forwarding.py [--seconds 4] [--round-trips 2000]
-
-The variants: plain forwarding; pepd passthrough (NFQUEUE and pepd's
-bookkeeping); snoop as configured by default (forward = inject: pepd sends
-every cached segment itself); snoop/accept (the kernel forwards the
-originals, pepd only copies them).
+It is a benchmark: it prints figures, it asserts nothing about speed.
+Needs root and an NFQUEUE-capable kernel (iptables-legacy or iptables-nft
+rules); no netem.  Its limits: veth pairs in namespaces on one machine, so
+the sender, the receiver and the base station share its CPUs (on a real
+access point the end hosts are elsewhere and pepd has the AP's cores to
+itself, but they are slower); no Wi-Fi, no real NIC and its interrupt
+load.  Usage (``make bench-pepd`` runs it with this checkout's pepd):
+pepd_forwarding.py [--seconds 4] [--round-trips 2000] [--techniques]
+[--pepd PATH] [--parts 1,2,3]
 """
 
 from __future__ import annotations
@@ -35,24 +47,28 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from airtcp.daemons import query
 from airtcp.netns import Netns, ip_batch_root
 from airtcp.paths import PEPD_DIR
 from airtcp.proc import Background, poll_until, run
 
-PEPD = PEPD_DIR / "build" / "pepd"
+HERE = Path(__file__).resolve().parent
+FLOWGEN = HERE / "flowgen.py"
 MSS = 1448
-# what runs on the base station: pepd's flags for each
-VARIANTS: dict[str, list[str]] = {
-    "plain": [],
-    "passthrough": ["--filter", "passthrough"],
-    "snoop": ["--filter", "snoop"],
-    # the kernel forwards the originals: no send per packet, but drops at the
-    # BS's own queue are then hidden (see Documentation/pepd.rst, forward)
-    "snoop/accept": ["--filter", "snoop", "--forward", "accept"],
-}
+ADDRS = 8  # source addresses on S
+FLOWS = 4  # bulk flows, one per address
+SINK_PORT = 7001
+CPUS = os.cpu_count() or 1
+MANY_FLOWS = (10, 10_000)
+RATES_MBPS = (100, 500)
+# room for 10 000 flows (the default max_flows is 4096)
+MANY_FLAGS = ["--max-flows", "16384"]
 
 SERVER = r"""
 import socket, sys
@@ -86,8 +102,12 @@ print(json.dumps(rtts))
 """
 
 
+def s_addr(i: int) -> str:
+    return f"10.77.1.{11 + i}"
+
+
 class Path3:
-    """Three namespaces joined by two veth pairs, BS forwarding."""
+    """Three namespaces joined by two veth pairs, BS forwarding; S has ADDRS addresses."""
 
     def __init__(self) -> None:
         self.ns = {role: Netns(Netns.name_for(f"bench{role}")) for role in ("s", "bs", "wh")}
@@ -105,6 +125,7 @@ class Path3:
             [
                 ["link", "set", "lo", "up"],
                 ["addr", "add", "10.77.1.1/24", "dev", "to-bs"],
+                *[["addr", "add", f"{s_addr(i)}/24", "dev", "to-bs"] for i in range(ADDRS)],
                 ["link", "set", "to-bs", "up"],
                 ["route", "add", "10.77.2.0/24", "via", "10.77.1.2"],
             ]
@@ -127,9 +148,16 @@ class Path3:
             ]
         )
         self.ns["bs"].set_sysctls({"net.ipv4.ip_forward": 1})
+        # 10 000 connections from a few addresses: ports, and no TIME_WAIT trouble between runs
+        for role in ("s", "wh"):
+            self.ns[role].set_sysctls(
+                {"net.ipv4.ip_local_port_range": "1024 65000", "net.ipv4.tcp_tw_reuse": 1, "net.core.somaxconn": 8192}
+            )
         return self
 
     def __exit__(self, *exc: object) -> None:
+        for ns in self.ns.values():
+            ns.stop_children()
         for ns in self.ns.values():
             ns.delete()
 
@@ -145,126 +173,334 @@ class Path3:
         return int(stats["packets"]), int(stats["bytes"])
 
 
-def start_pepd(path: Path3, flags: list[str], sock: str) -> Background:
-    argv = [str(PEPD), "--wireless", "to-wh", "--control-socket", sock, *flags]
+# ---------------------------------------------------------------- CPU and memory
+
+
+def machine_busy_s() -> float:
+    """Seconds the whole machine's CPUs were busy since boot (all CPUs added up)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu_s(pid: int) -> float:
+    """User and system time of a process, all its threads, in seconds."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def pepd_pid(proc: Background) -> int:
+    """pepd itself (ip netns exec execs it: usually the spawned pid)."""
+    todo, found = [proc.popen.pid], []
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        with suppress(OSError):
+            todo += [int(c) for c in Path(f"/proc/{p}/task/{p}/children").read_text().split()]
+    for p in found:
+        try:
+            if Path(f"/proc/{p}/comm").read_text().strip() == "pepd":
+                return p
+        except OSError:
+            continue
+    raise SystemExit("bench-pepd: pepd's process not found")
+
+
+# ---------------------------------------------------------------- pepd
+
+
+@dataclass
+class Pepd:
+    proc: Background
+    sock: str
+    pid: int
+
+    def stats(self, flows: int = 0) -> dict[str, Any]:
+        try:
+            doc = json.loads(query(self.sock, f"stats json {flows}", timeout=5))
+        except (OSError, ValueError):
+            return {}
+        return doc if isinstance(doc, dict) else {}
+
+
+@contextmanager
+def pepd_running(path: Path3, pepd: Path, flags: list[str], tmp: str) -> Iterator[Pepd | None]:
+    """pepd on BS with these flags, or nothing (flags None: plain forwarding)."""
+    sock = f"{tmp}/pepd-{time.monotonic_ns()}.sock"
+    argv = [str(pepd), "--wireless", "to-wh", "--control-socket", sock, *flags]
     proc = path.ns["bs"].spawn(argv, name="pepd")
 
     def ready() -> bool | None:
         if not proc.running():
             proc.wait(timeout=5)
             raise SystemExit(f"pepd exited: {proc.stderr.strip()}")
-        return True if Path(sock).exists() and _query(sock) else None
+        try:
+            return True if query(sock, "ping", timeout=2).strip() == "pong" else None
+        except OSError:
+            return None
 
-    poll_until("pepd to start", ready, deadline_s=30, interval_s=0.1)
-    return proc
-
-
-def _query(sock: str) -> dict[str, object] | None:
-    """pepd's statistics, or None while it does not answer."""
     try:
-        doc = json.loads(query(sock, "stats json 4", timeout=2))
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
-def bulk(path: Path3, seconds: float) -> dict[str, float]:
-    server = path.ns["wh"].spawn(["iperf3", "-s", "-1", "-J"], name="iperf3 server")
-    try:
-        poll_until(
-            "iperf3 server",
-            lambda: True if path.ns["wh"].run(["ss", "-Hltn", "sport = :5201"]).strip() else None,
-            deadline_s=10,
-        )
-        pkts0, bytes0 = path.tx()
-        out = path.ns["s"].run(["iperf3", "-c", "10.77.2.2", "-t", f"{seconds:g}", "-J"], timeout=seconds + 60)
-        pkts1, bytes1 = path.tx()
-        server.wait(timeout=20)
+        poll_until("pepd to start", ready, deadline_s=30, interval_s=0.1)
+        yield Pepd(proc, sock, pepd_pid(proc))
     finally:
-        server.stop()
-    data = json.loads(out)
-    secs = float(data["end"]["sum_received"]["seconds"])
-    return {
-        "gbps": float(data["end"]["sum_received"]["bits_per_second"]) / 1e9,
-        "pps": (pkts1 - pkts0) / secs,
-        "mtu_pps": (bytes1 - bytes0) / (MSS + 52) / secs,
-        "retransmits": float(data["end"]["sum_sent"]["retransmits"]),
-    }
+        proc.stop()
 
 
-def round_trips(path: Path3, n: int) -> dict[str, float]:
+@contextmanager
+def plain_or_pepd(path: Path3, pepd: Path, flags: list[str] | None, tmp: str) -> Iterator[Pepd | None]:
+    if flags is None:
+        yield None
+        return
+    with pepd_running(path, pepd, flags, tmp) as daemon:
+        yield daemon
+
+
+# ---------------------------------------------------------------- load
+
+
+@dataclass
+class Load:
+    """What one run of flowgen measured on the BS's egress, and what it cost."""
+
+    flows: int
+    seconds: float
+    gbps: float
+    pps: float
+    mtu_pps: float
+    pepd_cpu: float | None = None  # share of one core
+    machine_cpu: float = 0.0  # share of one core, all CPUs added up
+    pepd_rss: int | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def flows_run(path: Path3, flows: int, seconds: float, daemon: Pepd | None, rate_bps: float = 0.0) -> Load:
+    """flows flowgen flows from S's addresses to WH for seconds (paced to rate_bps in all, if set)."""
+    sink = path.ns["wh"].spawn([sys.executable, str(FLOWGEN), "sink", str(SINK_PORT)], name="flowgen sink")
+    source = None
+    try:
+        poll_until("flowgen sink", lambda: True if "ready" in sink.stdout else None, deadline_s=10)
+        argv = [sys.executable, str(FLOWGEN), "source", "10.77.2.2", str(SINK_PORT), str(flows), f"{seconds:g}"]
+        if rate_bps:
+            argv += ["--rate", f"{rate_bps:g}"]
+        argv += ["--from", *[s_addr(i) for i in range(min(ADDRS, flows))]]
+        source = path.ns["s"].spawn(argv, name="flowgen source", stdin_pipe=True)
+        poll_until("flows to connect", lambda: True if "connected" in source.stdout else None, deadline_s=90)
+        time.sleep(0.3)  # handshakes through pepd settled
+        pkts0, bytes0 = path.tx()
+        cpu0 = proc_cpu_s(daemon.pid) if daemon else 0.0
+        busy0, t0 = machine_busy_s(), time.monotonic()
+        source.send("go")
+        rss = None
+        stats: dict[str, Any] = {}
+        if daemon:
+            time.sleep(seconds / 2)
+            rss = proc_rss_bytes(daemon.pid)
+            stats = daemon.stats(0)
+        source.wait(timeout=seconds + 60)
+        took = time.monotonic() - t0
+        pkts1, bytes1 = path.tx()
+        busy = machine_busy_s() - busy0
+        cpu = (proc_cpu_s(daemon.pid) - cpu0) / took if daemon else None
+        done = json.loads(source.stdout.strip().splitlines()[-1])
+    finally:
+        if source is not None:
+            source.stop()
+        sink.stop()
+    return Load(
+        flows=int(done["flows"]),
+        seconds=took,
+        gbps=(bytes1 - bytes0) * 8 / took / 1e9,
+        pps=(pkts1 - pkts0) / took,
+        mtu_pps=(bytes1 - bytes0) / (MSS + 52) / took,
+        pepd_cpu=cpu,
+        machine_cpu=busy / took,
+        pepd_rss=rss,
+        stats=stats,
+    )
+
+
+def round_trips(path: Path3, n: int) -> tuple[float, float]:
+    """Median and 99th percentile round trip in microseconds."""
     server = path.ns["wh"].spawn([sys.executable, "-c", SERVER], name="rr server")
     try:
-        poll_until(
-            "rr server",
-            lambda: True if path.ns["wh"].run(["ss", "-Hltn", "sport = :7777"]).strip() else None,
-            deadline_s=10,
-        )
+        poll_until("rr server", lambda: True if "ready" in server.stdout else None, deadline_s=10)
         out = path.ns["s"].run([sys.executable, "-c", CLIENT, "10.77.2.2", str(n)], timeout=120)
     finally:
         server.stop()
     rtts = sorted(json.loads(out))
-    return {"median_us": statistics.median(rtts) / 1e3, "p99_us": rtts[int(0.99 * (len(rtts) - 1))] / 1e3}
+    return statistics.median(rtts) / 1e3, rtts[int(0.99 * (len(rtts) - 1))] / 1e3
+
+
+# ---------------------------------------------------------------- the parts
+
+
+@dataclass
+class Variant:
+    name: str
+    flags: list[str] | None  # None: plain forwarding
+    queues: str = "-"
+    offloads: tuple[bool, ...] = (False, True)
+
+
+def variants(techniques: bool) -> list[Variant]:
+    n = str(CPUS)
+    rows = [
+        Variant("plain", None),
+        Variant("passthrough", ["--filter", "passthrough", "--queues", "1"], "1"),
+        Variant("passthrough", ["--filter", "passthrough", "--queues", n], n),
+        Variant("snoop", ["--filter", "snoop", "--queues", "1"], "1"),
+        Variant("snoop", ["--filter", "snoop", "--queues", n], n),
+    ]
+    if techniques:
+        rows += [
+            Variant("pt verdict_batch=1", ["--filter", "passthrough", "--queues", n, "--verdict-batch", "1"], n),
+            Variant("pt headers_only=0", ["--filter", "passthrough", "--queues", n, "--headers-only", "false"], n),
+            Variant("snoop verdict_batch=1", ["--filter", "snoop", "--queues", n, "--verdict-batch", "1"], n),
+            Variant("snoop forward=inject", ["--filter", "snoop", "--queues", n, "--forward", "inject"], n),
+            Variant("snoop forward=accept", ["--filter", "snoop", "--queues", n, "--forward", "accept"], n),
+            Variant("snoop gso=false", ["--filter", "snoop", "--queues", n, "--gso", "false"], n, (True,)),
+        ]
+    return rows
+
+
+def pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def part_throughput(path: Path3, pepd: Path, args: argparse.Namespace, tmp: str) -> None:
+    header = (
+        f"{'offloads':8} {'path':22} {'queues':>6} {'Gbit/s':>7} {'ratio':>6} {'kpps':>7} {'MTU kpps':>8} "
+        f"{'ratio':>6} {'pepd CPU':>8} {'split':>9} {'RTT us':>7} {'+us':>6} {'p99 us':>7} {'+us':>6}"
+    )
+    print(f"\n1. throughput: {FLOWS} flows from {FLOWS} addresses, {args.seconds:g} s each; ", end="")
+    print(f"round trips: {args.round_trips} over one connection")
+    print(header)
+    print("-" * len(header))
+    for on in (False, True):
+        path.offloads(on)
+        base: tuple[Load, float, float] | None = None
+        for v in variants(args.techniques):
+            if on not in v.offloads:
+                continue
+            with plain_or_pepd(path, pepd, v.flags, tmp) as daemon:
+                load = flows_run(path, FLOWS, args.seconds, daemon)
+                med, p99 = round_trips(path, args.round_trips)
+                split = "-"
+                if daemon:
+                    queues = daemon.stats(0).get("queues", [])
+                    total = sum(q["packets"] for q in queues) or 1
+                    if len(queues) > 1:
+                        split = "/".join(f"{100 * q['packets'] / total:.0f}" for q in queues)
+            if base is None:
+                base = (load, med, p99)
+            b, bmed, bp99 = base
+            ratio_pps = load.mtu_pps / b.mtu_pps if on else load.pps / b.pps
+            print(
+                f"{'on' if on else 'off':8} {v.name:22} {v.queues:>6} {load.gbps:7.2f} {load.gbps / b.gbps:6.2f} "
+                f"{load.pps / 1e3:7.1f} {load.mtu_pps / 1e3:8.1f} {ratio_pps:6.2f} {pct(load.pepd_cpu):>8} "
+                f"{split:>9} {med:7.1f} {med - bmed:6.1f} {p99:7.1f} {p99 - bp99:6.1f}",
+                flush=True,
+            )
+    print("kpps: packets on the BS's egress (with offloads on a packet can be 64 KiB); MTU kpps: bytes / 1500;")
+    print("the ratio after them is of MTU kpps with offloads on, of kpps with them off.  pepd CPU: its threads'")
+    print("time as a share of one core (the kernel's forwarding of what pepd accepts runs in it too).  split:")
+    print("each queue's share of the packets.  +us: added to plain forwarding's round trip in the same run.")
+
+
+def part_cpu(path: Path3, pepd: Path, args: argparse.Namespace, tmp: str) -> None:
+    path.offloads(False)
+    n = str(CPUS)
+    header = (
+        f"{'rate':>10} {'achieved':>9} {'pepd CPU':>9} {'per 100 Mbit/s':>15} {'machine plain':>14} "
+        f"{'with pepd':>10} {'added':>7}"
+    )
+    print(f"\n2. CPU at a fixed rate: snoop, queues {n}, {FLOWS} flows paced by the kernel, offloads off (MTU packets)")
+    print(header)
+    print("-" * len(header))
+    for mbps in RATES_MBPS:
+        plain = flows_run(path, FLOWS, args.seconds, None, mbps * 1e6)
+        with pepd_running(path, pepd, ["--filter", "snoop", "--queues", n], tmp) as daemon:
+            snoop = flows_run(path, FLOWS, args.seconds, daemon, mbps * 1e6)
+        cpu = snoop.pepd_cpu or 0.0
+        per100 = cpu / (snoop.gbps * 10) if snoop.gbps else 0.0
+        added = snoop.machine_cpu - plain.machine_cpu
+        print(
+            f"{mbps:>5} Mbit/s {snoop.gbps * 1e3:6.0f} Mb/s {pct(cpu):>9} {pct(per100):>15} "
+            f"{pct(plain.machine_cpu):>14} {pct(snoop.machine_cpu):>10} {pct(added):>7}",
+            flush=True,
+        )
+    print("pepd CPU: share of one core; machine: every CPU's busy time added up (100% = one core), sender and")
+    print("receiver included; added: what pepd costs beyond plain forwarding of the same paced traffic.")
+
+
+def part_many(path: Path3, pepd: Path, args: argparse.Namespace, tmp: str) -> None:
+    path.offloads(False)
+    n = str(CPUS)
+    header = (
+        f"{'flows':>6} {'plain kpps':>10} {'snoop kpps':>10} {'ratio':>6} {'vs 10 flows':>11} {'pepd CPU':>9} "
+        f"{'tracked':>8} {'RSS MiB':>8} {'per flow':>9} {'cache MiB':>9}"
+    )
+    print(f"\n3. many flows: snoop, queues {n}, max_flows 16384, offloads off, as fast as they go")
+    print(header)
+    print("-" * len(header))
+    first: tuple[float, int] | None = None
+    for flows in MANY_FLOWS:
+        plain = flows_run(path, flows, args.seconds, None)
+        with pepd_running(path, pepd, ["--filter", "snoop", "--queues", n, *MANY_FLAGS], tmp) as daemon:
+            snoop = flows_run(path, flows, args.seconds, daemon)
+        ratio = snoop.pps / plain.pps if plain.pps else 0.0
+        totals = snoop.stats.get("totals", {})
+        rss = snoop.pepd_rss or 0
+        if first is None:
+            first = (ratio, rss)
+        per_flow = (rss - first[1]) / (flows - MANY_FLOWS[0]) if flows != MANY_FLOWS[0] else 0.0
+        print(
+            f"{flows:>6} {plain.pps / 1e3:10.1f} {snoop.pps / 1e3:10.1f} {ratio:6.2f} {ratio / first[0]:11.2f} "
+            f"{pct(snoop.pepd_cpu):>9} {totals.get('flows_active', 0):>8} {rss / 2**20:8.1f} "
+            f"{per_flow / 1024:7.2f}KiB {totals.get('cache_memory_now', 0) / 2**20:9.1f}",
+            flush=True,
+        )
+    print("ratio: snoop's packets/s over plain forwarding's with the same flows; vs 10 flows: that ratio over")
+    print("the one with 10 flows.  RSS: pepd's resident memory halfway through; per flow: its growth over the")
+    print("10-flow run divided by the extra flows; cache: what the caches held then (total_cache_bytes bounds it).")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--round-trips", type=int, default=2000)
+    parser.add_argument("--techniques", action="store_true", help="also a row per technique switched off")
+    parser.add_argument("--pepd", type=Path, default=PEPD_DIR / "build" / "pepd")
+    parser.add_argument("--parts", default="1,2,3", help="which parts, comma-separated (1 throughput, 2 CPU, 3 flows)")
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("bench-pepd: needs root (namespaces, NFQUEUE rules)", file=sys.stderr)
         return 2
-    if not PEPD.exists():
-        print(f"bench-pepd: {PEPD} missing: make -C pep-daemon", file=sys.stderr)
+    if not args.pepd.exists():
+        print(f"bench-pepd: {args.pepd} missing: make -C pep-daemon", file=sys.stderr)
         return 2
-    rows = []
-    rules = "-"
-    with Path3() as path, tempfile.TemporaryDirectory(prefix="pepd-bench-") as tmp:
-        for offloads in (False, True):
-            path.offloads(offloads)
-            for variant in VARIANTS:
-                proc = None
-                if variant != "plain":
-                    proc = start_pepd(path, VARIANTS[variant], f"{tmp}/{variant}-{int(offloads)}.sock")
-                try:
-                    row: dict[str, object] = {"offloads": "on" if offloads else "off", "variant": variant}
-                    row.update(bulk(path, args.seconds))
-                    row.update(round_trips(path, args.round_trips))
-                    if proc is not None:
-                        stats = _query(f"{tmp}/{variant}-{int(offloads)}.sock") or {}
-                        pepd = stats.get("pepd", {})
-                        totals = stats.get("totals", {})
-                        if isinstance(pepd, dict):
-                            rules = str(pepd.get("rules", rules))
-                        if isinstance(totals, dict):
-                            row["pepd_packets"] = totals.get("packets")
-                            row["fail_open"] = totals.get("fail_open_packets", totals.get("fail_open_id_gaps"))
-                finally:
-                    if proc is not None:
-                        proc.stop()
-                rows.append(row)
-                time.sleep(0.5)
+    parts = {p.strip() for p in args.parts.split(",")}
+    version = run([str(args.pepd), "--version"], check=False).strip()
     print(
-        f"pepd forwarding benchmark: kernel {os.uname().release}, {os.cpu_count()} CPUs, "
-        f"iperf3 -t {args.seconds:g}, {args.round_trips} round trips, pepd rules via {rules}"
+        f"pepd forwarding benchmark: {time.strftime('%Y-%m-%d %H:%M %Z')}, kernel {os.uname().release}, {CPUS} CPUs, "
+        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at start, {version}"
     )
-    header = (
-        f"{'offloads':8} {'path':12} {'Gbit/s':>7} {'ratio':>6} {'kpps':>8} {'MTU kpps':>9} {'ratio':>6} "
-        f"{'retx':>5} {'RTT us':>7} {'added':>6} {'p99 us':>7} {'added':>6}"
-    )
-    print(header)
-    print("-" * len(header))
-    for row in rows:
-        base = next(r for r in rows if r["offloads"] == row["offloads"] and r["variant"] == "plain")
-        print(
-            f"{row['offloads']:8} {row['variant']:12} {row['gbps']:7.2f} {row['gbps'] / base['gbps']:6.2f} "  # type: ignore[operator]
-            f"{row['pps'] / 1e3:8.1f} {row['mtu_pps'] / 1e3:9.1f} {row['mtu_pps'] / base['mtu_pps']:6.2f} "  # type: ignore[operator]
-            f"{row['retransmits']:5.0f} {row['median_us']:7.1f} {row['median_us'] - base['median_us']:6.1f} "  # type: ignore[operator]
-            f"{row['p99_us']:7.1f} {row['p99_us'] - base['p99_us']:6.1f}"  # type: ignore[operator]
-        )
-    print("kpps: packets on the BS's egress (skbs: with offloads on a packet can be 64 KB); MTU kpps: bytes / 1500.")
-    print("added: microseconds over plain forwarding in the same run (request/response over one TCP connection).")
+    with Path3() as path, tempfile.TemporaryDirectory(prefix="pepd-bench-") as tmp:
+        if "1" in parts:
+            part_throughput(path, args.pepd, args, tmp)
+        if "2" in parts:
+            part_cpu(path, args.pepd, args, tmp)
+        if "3" in parts:
+            part_many(path, args.pepd, args, tmp)
+    print(f"\nload average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end")
     return 0
 
 
