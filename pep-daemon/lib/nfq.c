@@ -15,7 +15,12 @@
 #include "nfq.h"
 
 #define NL_CONFIG_BUF 8192	/* config messages are small */
-#define RX_BUF_SIZE (0xffff + MNL_SOCKET_BUFFER_SIZE)
+/* one datagram: a packet message with up to a whole packet (or a cut one, and its attributes) */
+#define RX_SLOT_MAX (0xffff + MNL_SOCKET_BUFFER_SIZE)
+#define RX_SLOT_CUT (4096 + MNL_SOCKET_BUFFER_SIZE)
+/* datagrams one recvmmsg takes at most: fewer when each may hold a whole 64 KiB packet */
+#define RX_BATCH_FULL 16
+#define RX_BATCH_CUT 64
 /* a verdict message: headers, the verdict, and at most a whole packet */
 #define VERDICT_MSG_MAX (MNL_ALIGN(sizeof(struct nlmsghdr)) + MNL_ALIGN(sizeof(struct nfgenmsg)) + \
 			 MNL_ATTR_HDRLEN + MNL_ALIGN(sizeof(struct nfqnl_msg_verdict_hdr)) + MNL_ATTR_HDRLEN + \
@@ -75,8 +80,10 @@ int nfqueue_open(struct nfqueue *q, const struct nfqueue_params *p, char *err, s
 	q->queue = p->queue;
 	q->copy_range = p->copy_range && p->copy_range < NFQUEUE_COPY_ALL ? p->copy_range : NFQUEUE_COPY_ALL;
 	q->flush_bound = p->flush_bound ? p->flush_bound : 1;
-	q->rxlen = RX_BUF_SIZE;
-	q->rxbuf = malloc(q->rxlen);
+	/* a cut copy never needs a 64 KiB slot */
+	q->rxlen = q->copy_range < NFQUEUE_COPY_ALL ? RX_SLOT_CUT : RX_SLOT_MAX;
+	q->rxslots = q->copy_range < NFQUEUE_COPY_ALL ? RX_BATCH_CUT : RX_BATCH_FULL;
+	q->rxbuf = malloc(q->rxlen * q->rxslots);
 	q->txbuf = malloc(TX_BUF_SIZE);
 	if (!q->rxbuf || !q->txbuf) {
 		snprintf(err, errlen, "out of memory");
@@ -98,7 +105,7 @@ int nfqueue_open(struct nfqueue *q, const struct nfqueue_params *p, char *err, s
 
 size_t nfqueue_memory(void)
 {
-	return RX_BUF_SIZE + TX_BUF_SIZE;
+	return (size_t)RX_SLOT_MAX * RX_BATCH_FULL + TX_BUF_SIZE;
 }
 
 int nfqueue_fd(const struct nfqueue *q)
@@ -260,25 +267,82 @@ bool nfqueue_datagram_valid(const void *buf, size_t len)
 	return true;
 }
 
+/* One datagram, as the kernel wrote it. */
+static void receive_one(struct nfqueue *q, struct receive_ctx *rc, const char *buf, size_t n)
+{
+	if (!nfqueue_datagram_valid(buf, n)) {
+		q->netlink_errors++;	/* refused whole: nothing in it is trusted */
+		return;
+	}
+	if (mnl_cb_run(buf, n, 0, q->portid, packet_cb, rc) < 0)
+		q->netlink_errors++;
+}
+
+/*
+ * Up to q->rxslots datagrams with one recvmmsg: under load the syscall per
+ * packet is most of what reading costs.  Returns how many, 0 when the
+ * socket is empty, -1 on an error.
+ */
+static int receive_batch(struct nfqueue *q, unsigned int want, size_t *lens)
+{
+	struct mmsghdr msgs[RX_BATCH_CUT];
+	struct iovec iov[RX_BATCH_CUT];
+	unsigned int i, slots = want < q->rxslots ? want : q->rxslots;
+	int n;
+
+	for (i = 0; i < slots; i++) {
+		iov[i].iov_base = q->rxbuf + i * q->rxlen;
+		iov[i].iov_len = q->rxlen;
+		memset(&msgs[i].msg_hdr, 0, sizeof(msgs[i].msg_hdr));
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	n = recvmmsg(mnl_socket_get_fd(q->nl), msgs, slots, MSG_DONTWAIT, NULL);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+	for (i = 0; i < (unsigned int)n; i++)
+		lens[i] = msgs[i].msg_hdr.msg_flags & MSG_TRUNC ? 0 : msgs[i].msg_len;
+	return n;
+}
+
 void nfqueue_receive(struct nfqueue *q, unsigned int max_messages, nfqueue_packet_fn fn, void *ctx)
 {
 	struct receive_ctx rc = { .q = q, .fn = fn, .ctx = ctx };
-	unsigned int i;
+	size_t lens[RX_BATCH_CUT];
+	unsigned int done = 0;
 	ssize_t n;
+	int got, i;
 
-	for (i = 0; i < max_messages; i++) {
-		n = mnl_socket_recvfrom(q->nl, q->rxbuf, q->rxlen);
-		if (n < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+	if (mnl_socket_get_fd(q->nl) < 0) {
+		/* a socket without a descriptor (the fuzzer's stub): one datagram at a time, through libmnl */
+		for (; done < max_messages; done++) {
+			n = mnl_socket_recvfrom(q->nl, q->rxbuf, q->rxlen);
+			if (n < 0) {
+				if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+					q->netlink_errors++;
+				break;
+			}
+			receive_one(q, &rc, q->rxbuf, (size_t)n);
+		}
+		nfqueue_flush(q);
+		return;
+	}
+	while (done < max_messages) {
+		got = receive_batch(q, max_messages - done, lens);
+		if (got <= 0) {
+			if (got < 0)
 				q->netlink_errors++;
 			break;
 		}
-		if (!nfqueue_datagram_valid(q->rxbuf, (size_t)n)) {
-			q->netlink_errors++;	/* refused whole: nothing in it is trusted */
-			continue;
+		for (i = 0; i < got; i++) {
+			if (!lens[i])
+				q->netlink_errors++;	/* cut to its slot: cannot happen */
+			else
+				receive_one(q, &rc, q->rxbuf + (size_t)i * q->rxlen, lens[i]);
 		}
-		if (mnl_cb_run(q->rxbuf, (size_t)n, 0, q->portid, packet_cb, &rc) < 0)
-			q->netlink_errors++;
+		done += (unsigned int)got;
+		if ((unsigned int)got < q->rxslots)
+			break;	/* the socket is empty */
 	}
 	nfqueue_flush(q);
 }

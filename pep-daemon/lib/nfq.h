@@ -72,8 +72,9 @@ struct nfqueue {
 	uint32_t portid;
 	uint16_t queue;
 	uint32_t copy_range;
-	char *rxbuf;
+	char *rxbuf;		/* rxslots datagrams of rxlen bytes each */
 	size_t rxlen;
+	unsigned int rxslots;
 	char *txbuf;
 	size_t txlen;		/* verdict messages written, not sent yet */
 	uint32_t held;		/* verdicts decided since the last send */
