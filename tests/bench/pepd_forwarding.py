@@ -62,13 +62,13 @@ HERE = Path(__file__).resolve().parent
 FLOWGEN = HERE / "flowgen.py"
 MSS = 1448
 ADDRS = 8  # source addresses on S
-FLOWS = 4  # bulk flows, one per address
+FLOWS = 8  # bulk flows, one per address
 SINK_PORT = 7001
 CPUS = os.cpu_count() or 1
 MANY_FLOWS = (10, 10_000)
 RATES_MBPS = (100, 500)
 # room for 10 000 flows (the default max_flows is 4096)
-MANY_FLAGS = ["--max-flows", "16384"]
+MANY_FLAGS = ["--max-flows", "32768"]
 
 SERVER = r"""
 import socket, sys
@@ -448,7 +448,7 @@ def part_many(path: Path3, pepd: Path, args: argparse.Namespace, tmp: str) -> No
         f"{'flows':>6} {'plain kpps':>10} {'snoop kpps':>10} {'ratio':>6} {'vs 10 flows':>11} {'pepd CPU':>9} "
         f"{'tracked':>8} {'RSS MiB':>8} {'per flow':>9} {'cache MiB':>9}"
     )
-    print(f"\n3. many flows: snoop, queues {n}, max_flows 16384, offloads off, as fast as they go")
+    print(f"\n3. many flows: snoop, queues {n}, max_flows 32768, offloads off, as fast as they go")
     print(header)
     print("-" * len(header))
     first: tuple[float, int] | None = None
