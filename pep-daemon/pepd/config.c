@@ -7,7 +7,7 @@
 
 static const char *const filter_names[] = { "passthrough", "snoop", "snoop+", "pc", NULL };
 static const char *const rules_names[] = { "auto", "nft", "iptables-nft", "iptables-legacy", "none", NULL };
-static const char *const forward_names[] = { "inject", "accept", NULL };
+static const char *const forward_names[] = { "inject", "accept", "auto", NULL };
 static const char *const sack_flows_names[] = { "aside", "act", NULL };
 
 #define F(field) CFG_FIELD(struct pep_config, field)
@@ -148,8 +148,10 @@ static const struct cfg_key keys[] = {
 		  "least this far apart" },
 	{ .name = "forward", .type = CFG_ENUM, F(forward), .names = forward_names, .def = "inject",
 	  .help = "snoop: how cached data leaves: inject (pepd sends it, so a full egress queue is seen and that "
-		  "congestion loss left to the sender) or accept (the kernel forwards the original; drops at "
-		  "this box's own queue are then repaired locally and hidden, Snoop's classic weakness)" },
+		  "congestion loss left to the sender), accept (the kernel forwards the original; drops at "
+		  "this box's own queue are then repaired locally and hidden, Snoop's classic weakness) or auto "
+		  "(inject what fits the wireless MTU, accept GSO super-packets, which pepd could only send as "
+		  "MTU packets one by one)" },
 	{ .name = "rtx_priority", .type = CFG_UINT, F(rtx_priority), .min = 0, .max = 0xffffffffULL, .def = "0",
 	  .help = "SO_PRIORITY of local retransmissions and Snoop+ copies (new data and generated ACKs keep 0): "
 		  "with a priority-aware egress they go ahead of the queue, e.g. 65552 (0x10010) for HTB class "

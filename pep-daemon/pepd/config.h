@@ -37,6 +37,7 @@ enum pep_rules_backend {
 enum pep_forward {
 	FORWARD_INJECT,
 	FORWARD_ACCEPT,
+	FORWARD_AUTO,		/* inject what fits the MTU, accept GSO super-packets */
 };
 
 /* pc: what becomes of a flow whose handshake negotiated SACK (sack_flows). */

@@ -418,7 +418,8 @@ static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *c
 		COUNT(ctx, f, cached_packets, 1);
 	if (full)
 		COUNT(ctx, f, cache_full, 1);
-	if (all && cfg->forward == FORWARD_INJECT) {
+	/* auto: a super-packet goes the kernel's way, whose GSO cuts it far cheaper than pepd's sends could */
+	if (all && (cfg->forward == FORWARD_INJECT || (cfg->forward == FORWARD_AUTO && p->payload_len <= slice))) {
 		/* pepd sends the copy itself: the egress queue's answer tells congestion from wireless loss */
 		out->verdict = VERDICT_INJECT;
 		out->inject_seq = p->seq;

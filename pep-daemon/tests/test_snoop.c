@@ -598,6 +598,45 @@ static void sender_copy_replaces_ours(void)
 	h_free(&h);
 }
 
+/*
+ * How a super-packet leaves: inject sends its slices (the range of the
+ * packet), accept lets the kernel forward it; auto injects what fits the
+ * MTU and accepts a super-packet, which pepd could only send slice by slice.
+ */
+static void forward_modes(void)
+{
+	static const struct {
+		enum pep_forward mode;
+		uint32_t len;
+		enum pep_verdict want;
+	} cases[] = {
+		{ FORWARD_INJECT, 3952, VERDICT_INJECT }, { FORWARD_INJECT, 988, VERDICT_INJECT },
+		{ FORWARD_ACCEPT, 3952, VERDICT_ACCEPT }, { FORWARD_ACCEPT, 988, VERDICT_ACCEPT },
+		{ FORWARD_AUTO, 3952, VERDICT_ACCEPT },	  { FORWARD_AUTO, 988, VERDICT_INJECT },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct harness h;
+		struct pep_out out;
+		struct tpkt t;
+
+		h_init(&h, &filter_snoop, 4, true, 1000000);
+		h.cfg.forward = cases[i].mode;
+		h_handshake(&h);
+		t = (struct tpkt){ .family = 4, .from_fh = true, .seq = h.isn_fh + 1, .ack = h.isn_wh + 1,
+				   .flags = TCPF_ACK, .win = 65535, .len = cases[i].len, .ts = true, .tsval = 5001 };
+		h_packet(&h, &t, &out);
+		CHECK(out.verdict == cases[i].want, "forward %d, %u bytes: verdict %d, expected %d", cases[i].mode,
+		      cases[i].len, out.verdict, cases[i].want);
+		CHECK(out.verdict != VERDICT_INJECT ||
+			      (out.inject_seq == t.seq && out.inject_end == t.seq + cases[i].len),
+		      "forward %d: injects the packet's whole range", cases[i].mode);
+		CHECK(h.flow->cache.count == (cases[i].len > 988 ? 4u : 1u), "cached as %u segments", h.flow->cache.count);
+		h_free(&h);
+	}
+}
+
 static int run_case(const char *name, const struct step *steps, int family, bool sack, uint32_t isn,
 		    void (*tweak)(struct pep_config *), const char *expect_counters)
 {
@@ -752,6 +791,7 @@ int main(void)
 	clamp_from_path_state();
 	late_in_a_steady_queue();
 	sender_copy_replaces_ours();
+	forward_modes();
 	run_case("single_loss", single_loss, 4, false, 1000000, NULL,
 		 "local_rtx=1 dupacks_dropped=3 cached_packets=5 dupacks_forwarded=0 "
 		 "repaired_one_round=1 repaired_more_rounds=0");

@@ -366,6 +366,7 @@ def variants(techniques: bool) -> list[Variant]:
             Variant("snoop verdict_batch=1", ["--filter", "snoop", "--queues", n, "--verdict-batch", "1"], n),
             Variant("snoop forward=inject", ["--filter", "snoop", "--queues", n, "--forward", "inject"], n),
             Variant("snoop forward=accept", ["--filter", "snoop", "--queues", n, "--forward", "accept"], n),
+            Variant("snoop forward=auto", ["--filter", "snoop", "--queues", n, "--forward", "auto"], n),
             Variant("snoop gso=false", ["--filter", "snoop", "--queues", n, "--gso", "false"], n, (True,)),
         ]
     return rows
