@@ -146,12 +146,12 @@ static const struct cfg_key keys[] = {
 	  .def = "100ms",
 	  .help = "snoop: the delay must stay above aqm_target this long before a signal, and signals are at "
 		  "least this far apart" },
-	{ .name = "forward", .type = CFG_ENUM, F(forward), .names = forward_names, .def = "inject",
+	{ .name = "forward", .type = CFG_ENUM, F(forward), .names = forward_names, .def = "auto",
 	  .help = "snoop: how cached data leaves: inject (pepd sends it, so a full egress queue is seen and that "
 		  "congestion loss left to the sender), accept (the kernel forwards the original; drops at "
 		  "this box's own queue are then repaired locally and hidden, Snoop's classic weakness) or auto "
 		  "(inject what fits the wireless MTU, accept GSO super-packets, which pepd could only send as "
-		  "MTU packets one by one)" },
+		  "MTU packets one by one, the kernel's GSO far cheaper)" },
 	{ .name = "rtx_priority", .type = CFG_UINT, F(rtx_priority), .min = 0, .max = 0xffffffffULL, .def = "0",
 	  .help = "SO_PRIORITY of local retransmissions and Snoop+ copies (new data and generated ACKs keep 0): "
 		  "with a priority-aware egress they go ahead of the queue, e.g. 65552 (0x10010) for HTB class "

@@ -18,7 +18,9 @@ just before it, with the same load:
    For plain forwarding, pepd passthrough and snoop, each with one queue
    and with N (queues = auto: one per CPU).  --techniques adds a row per
    technique switched off (verdict_batch = 1, headers_only = false,
-   gso = false, forward = inject), to show what each is worth.
+   gso = false, forward = inject), to show what each is worth, and
+   --main-pepd PATH rows for another build (one queue, its defaults): the
+   same load through the pepd before these techniques, in the same run.
 2. CPU at a fixed rate: snoop with FLOWS flows paced by the kernel to 100
    and 500 Mbit/s in all, offloads off: pepd's CPU time as a share of one
    core, and the whole machine's busy time beyond plain forwarding of the
@@ -35,7 +37,7 @@ access point the end hosts are elsewhere and pepd has the AP's cores to
 itself, but they are slower); no Wi-Fi, no real NIC and its interrupt
 load.  Usage (``make bench-pepd`` runs it with this checkout's pepd):
 pepd_forwarding.py [--seconds 4] [--round-trips 2000] [--techniques]
-[--pepd PATH] [--parts 1,2,3]
+[--main-pepd PATH] [--pepd PATH] [--parts 1,2,3]
 """
 
 from __future__ import annotations
@@ -348,12 +350,18 @@ class Variant:
     flags: list[str] | None  # None: plain forwarding
     queues: str = "-"
     offloads: tuple[bool, ...] = (False, True)
+    binary: Path | None = None  # another pepd than the one measured
 
 
-def variants(techniques: bool) -> list[Variant]:
+def variants(techniques: bool, main: Path | None) -> list[Variant]:
     n = str(CPUS)
-    rows = [
-        Variant("plain", None),
+    rows = [Variant("plain", None)]
+    if main:
+        rows += [
+            Variant("main passthrough", ["--filter", "passthrough"], "1", binary=main),
+            Variant("main snoop", ["--filter", "snoop"], "1", binary=main),
+        ]
+    rows += [
         Variant("passthrough", ["--filter", "passthrough", "--queues", "1"], "1"),
         Variant("passthrough", ["--filter", "passthrough", "--queues", n], n),
         Variant("snoop", ["--filter", "snoop", "--queues", "1"], "1"),
@@ -388,10 +396,10 @@ def part_throughput(path: Path3, pepd: Path, args: argparse.Namespace, tmp: str)
     for on in (False, True):
         path.offloads(on)
         base: tuple[Load, float, float] | None = None
-        for v in variants(args.techniques):
+        for v in variants(args.techniques, args.main_pepd):
             if on not in v.offloads:
                 continue
-            with plain_or_pepd(path, pepd, v.flags, tmp) as daemon:
+            with plain_or_pepd(path, v.binary or pepd, v.flags, tmp) as daemon:
                 load = flows_run(path, FLOWS, args.seconds, daemon)
                 med, p99 = round_trips(path, args.round_trips)
                 split = "-"
@@ -480,6 +488,7 @@ def main() -> int:
     parser.add_argument("--round-trips", type=int, default=2000)
     parser.add_argument("--techniques", action="store_true", help="also a row per technique switched off")
     parser.add_argument("--pepd", type=Path, default=PEPD_DIR / "build" / "pepd")
+    parser.add_argument("--main-pepd", type=Path, help="also rows for this build (one queue, its defaults)")
     parser.add_argument("--parts", default="1,2,3", help="which parts, comma-separated (1 throughput, 2 CPU, 3 flows)")
     args = parser.parse_args()
     if os.geteuid() != 0:
