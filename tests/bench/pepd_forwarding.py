@@ -18,7 +18,9 @@ just before it, with the same load:
    For plain forwarding, pepd passthrough and snoop, each with one queue
    and with N (queues = auto: one per CPU).  --techniques adds a row per
    technique switched off (verdict_batch = 1, headers_only = false,
-   gso = false, forward = inject), to show what each is worth, and
+   gso = false, forward = inject), to show what each is worth, snoop
+   without its window clamp (on veth the hop's bandwidth-delay product is
+   a few segments, so the clamp, not pepd, limits each flow), and
    --main-pepd PATH rows for another build (one queue, its defaults): the
    same load through the pepd before these techniques, in the same run.
 2. CPU at a fixed rate: snoop with FLOWS flows paced by the kernel to 100
@@ -376,6 +378,8 @@ def variants(techniques: bool, main: Path | None) -> list[Variant]:
             Variant("snoop forward=accept", ["--filter", "snoop", "--queues", n, "--forward", "accept"], n),
             Variant("snoop forward=auto", ["--filter", "snoop", "--queues", n, "--forward", "auto"], n),
             Variant("snoop gso=false", ["--filter", "snoop", "--queues", n, "--gso", "false"], n, (True,)),
+            # not a speed technique: the clamp keeps a window of 2 x the hop's BDP, tiny on veth
+            Variant("snoop window_clamp=0", ["--filter", "snoop", "--queues", n, "--window-clamp", "false"], n),
         ]
     return rows
 
