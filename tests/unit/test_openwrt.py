@@ -200,7 +200,9 @@ def test_the_nft_table_follows_pepds_effective_settings(built: None) -> None:
     done = run([str(MAP), "nft", "lab"], checked.stdout)
     assert (done.returncode, done.stdout) == (0, EXPECTED_NFT), done.stderr
     # several queues: the rules spread over all of them by the kernel's address hash
-    three = check("pepd", "--wireless", "wlan0,wlan1", "--queue", "7", "--queues", "3", "--mark", "0x30000", "--rules", "none")
+    three = check(
+        "pepd", "--wireless", "wlan0,wlan1", "--queue", "7", "--queues", "3", "--mark", "0x30000", "--rules", "none"
+    )
     spread = run([str(MAP), "nft", "lab"], three.stdout)
     assert spread.returncode == 0 and spread.stdout == EXPECTED_NFT.replace("queue num 7", "queue num 7-9").replace(
         "queue 7,", "queue 7-9,"
