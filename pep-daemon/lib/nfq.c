@@ -305,7 +305,7 @@ static int receive_batch(struct nfqueue *q, unsigned int want, size_t *lens)
 	return n;
 }
 
-void nfqueue_receive(struct nfqueue *q, unsigned int max_messages, nfqueue_packet_fn fn, void *ctx)
+unsigned int nfqueue_receive(struct nfqueue *q, unsigned int max_messages, nfqueue_packet_fn fn, void *ctx)
 {
 	struct receive_ctx rc = { .q = q, .fn = fn, .ctx = ctx };
 	size_t lens[RX_BATCH_CUT];
@@ -325,7 +325,7 @@ void nfqueue_receive(struct nfqueue *q, unsigned int max_messages, nfqueue_packe
 			receive_one(q, &rc, q->rxbuf, (size_t)n);
 		}
 		nfqueue_flush(q);
-		return;
+		return done;
 	}
 	while (done < max_messages) {
 		got = receive_batch(q, max_messages - done, lens);
@@ -345,4 +345,5 @@ void nfqueue_receive(struct nfqueue *q, unsigned int max_messages, nfqueue_packe
 			break;	/* the socket is empty */
 	}
 	nfqueue_flush(q);
+	return done;
 }

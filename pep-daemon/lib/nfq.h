@@ -122,9 +122,10 @@ int nfqueue_fd(const struct nfqueue *q);
 
 /*
  * Read at most max_messages netlink messages (until the socket is empty),
- * calling fn for each packet, then send the round's verdicts.
+ * calling fn for each packet, then send the round's verdicts; returns how
+ * many datagrams were read (0: the socket was empty).
  */
-void nfqueue_receive(struct nfqueue *q, unsigned int max_messages, nfqueue_packet_fn fn, void *ctx);
+unsigned int nfqueue_receive(struct nfqueue *q, unsigned int max_messages, nfqueue_packet_fn fn, void *ctx);
 
 /*
  * Every netlink message of a received datagram lies inside it.  libmnl's

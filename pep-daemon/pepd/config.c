@@ -38,6 +38,10 @@ static const struct cfg_key keys[] = {
 	  .help = "verdicts held before they go back to the kernel in one message (a run of plain accepts as one "
 		  "batch verdict); a round of packets ends with them sent anyway, so this bounds the wait only "
 		  "under load: 1 answers each packet at once" },
+	{ .name = "busy_poll", .type = CFG_DURATION, F(busy_poll_ns), .min = 0, .max = 1 * MS, .def = "0us",
+	  .help = "after a round of packets, keep reading the queue this long before sleeping: a packet that "
+		  "follows closely (a request's answer) then finds the thread awake instead of waking it, tens "
+		  "of microseconds on an idle CPU, at the price of up to this much CPU after every round; 0us: off" },
 	{ .name = "headers_only", .type = CFG_BOOL, F(headers_only), .def = "true",
 	  .help = "when the filter needs no packet data (passthrough), have the kernel copy only the first 256 "
 		  "bytes (the headers) of each packet to pepd; a longer packet is then judged by its headers alone "

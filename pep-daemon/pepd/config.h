@@ -56,6 +56,7 @@ struct pep_config {
 	uint32_t queue;
 	int queues;		/* NFQUEUEs (one thread each) from queue on, or CFG_AUTO: the online CPUs */
 	uint32_t verdict_batch;
+	uint64_t busy_poll_ns;
 	bool headers_only;
 	enum pep_rules_backend rules;
 	uint32_t mark;

@@ -493,12 +493,25 @@ static void tick(void *ctx)
 	run_timers(ctx);
 }
 
+/* A thread busy polling returns to its loop (timers, snapshots) after this long at most. */
+#define BUSY_POLL_MAX_NS 1000000ULL
+
 static void on_netlink(void *ctx, uint32_t events)
 {
 	struct pepd_queue *q = ctx;
+	uint64_t start, now, until;
 
 	(void)events;
-	nfqueue_receive(&q->nfq, MESSAGES_PER_ROUND, pepd_handle_packet, q);
+	if (!nfqueue_receive(&q->nfq, MESSAGES_PER_ROUND, pepd_handle_packet, q) || !q->cfg->busy_poll_ns)
+		return;
+	/* busy_poll: stay awake a while for what follows closely, rather than be woken for it */
+	start = now = pepd_now_ns();
+	until = start + q->cfg->busy_poll_ns;
+	while (now < until && now - start < BUSY_POLL_MAX_NS) {
+		if (nfqueue_receive(&q->nfq, MESSAGES_PER_ROUND, pepd_handle_packet, q))
+			until = pepd_now_ns() + q->cfg->busy_poll_ns;
+		now = pepd_now_ns();
+	}
 }
 
 /* The control thread wants this queue's counters and flows: render them now, between two packets. */

@@ -220,6 +220,7 @@ void pepd_report(void *daemon, struct json_out *j, const struct ctl_call *call)
 	jo_bool(j, "fail_open", d->cfg.fail_open);
 	jo_bool(j, "gso", d->cfg.gso);
 	jo_u64(j, "verdict_batch", d->cfg.verdict_batch);
+	jo_dbl(j, "busy_poll_us", (double)d->cfg.busy_poll_ns / 1e3);
 	jo_u64(j, "copy_range", pepd_copy_range(&d->cfg));
 	if (d->ops->report_settings)
 		d->ops->report_settings(&d->cfg, j);

@@ -57,6 +57,8 @@ static const struct bad bads[] = {
 	{ "queues", "65", "where: queues = 65: expected a whole number from 1 to 64, or auto" },
 	{ "queues", "many", "where: queues = many: expected a whole number from 1 to 64, or auto" },
 	{ "verdict_batch", "0", "where: verdict_batch = 0: must lie between 1 and 1024" },
+	{ "busy_poll", "2ms", "where: busy_poll = 2ms: must lie between 0ms and 1ms" },
+	{ "busy_poll", "50", "where: busy_poll = 50: expected a duration with a unit (us, ms, s)" },
 	{ "headers_only", "some", "where: headers_only = some: expected true or false" },
 	/* numbers are decimal (or 0x hex), never octal: a leading zero is refused, naming the value */
 	{ "queue", "010", "where: queue = 010: " LZ },

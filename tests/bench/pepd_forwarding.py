@@ -18,7 +18,8 @@ just before it, with the same load:
    For plain forwarding, pepd passthrough and snoop, each with one queue
    and with N (queues = auto: one per CPU).  --techniques adds a row per
    technique switched off (verdict_batch = 1, headers_only = false,
-   gso = false, forward = inject), to show what each is worth, snoop
+   gso = false, forward = inject) or on (busy_poll = 50us), to show what
+   each is worth, snoop
    without its window clamp (on veth the hop's bandwidth-delay product is
    a few segments, so the clamp, not pepd, limits each flow), and
    --main-pepd PATH rows for another build (one queue, its defaults): the
@@ -377,6 +378,7 @@ def variants(techniques: bool, main: Path | None) -> list[Variant]:
             Variant("snoop forward=inject", ["--filter", "snoop", "--queues", n, "--forward", "inject"], n),
             Variant("snoop forward=accept", ["--filter", "snoop", "--queues", n, "--forward", "accept"], n),
             Variant("snoop forward=auto", ["--filter", "snoop", "--queues", n, "--forward", "auto"], n),
+            Variant("snoop busy_poll=50us", ["--filter", "snoop", "--queues", n, "--busy-poll", "50us"], n),
             Variant("snoop gso=false", ["--filter", "snoop", "--queues", n, "--gso", "false"], n, (True,)),
             # not a speed technique: the clamp keeps a window of 2 x the hop's BDP, tiny on veth
             Variant("snoop window_clamp=0", ["--filter", "snoop", "--queues", n, "--window-clamp", "false"], n),
