@@ -12,7 +12,7 @@
  * Byte 0: bits 0-1 the filter (passthrough, snoop, snoop+, pc); bit 2 the
  * input is raw netlink datagrams (each preceded by a 2-byte length) rather
  * than records; bit 3 gso; bit 4 forward = accept; bit 5 verdicts held up
- * to 64 (else each sent at once); bit 6 headers_only off.  A record:
+ * to 64 (else each sent at once); bit 6 headers_only.  A record:
  *
  *   u8 flags   bit 0 no NFQA_PACKET_HDR;  bit 1 no NFQA_PAYLOAD;  bit 2
  *              NFQA_CAP_LEN (the packet was cut: only its first 64 bytes
@@ -381,7 +381,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cfg.forward = FORWARD_ACCEPT;
 	if (data[0] & 32)
 		params.flush_bound = 64;
-	cfg.headers_only = !(data[0] & 64);
+	cfg.headers_only = data[0] & 64;
 	params.copy_range = pepd_copy_range(&cfg);
 	cfg.max_flows = 8;
 	memset(&q, 0, sizeof(q));

@@ -42,10 +42,11 @@ static const struct cfg_key keys[] = {
 	  .help = "after a round of packets, keep reading the queue this long before sleeping: a packet that "
 		  "follows closely (a request's answer) then finds the thread awake instead of waking it, tens "
 		  "of microseconds on an idle CPU, at the price of up to this much CPU after every round; 0us: off" },
-	{ .name = "headers_only", .type = CFG_BOOL, F(headers_only), .def = "true",
+	{ .name = "headers_only", .type = CFG_BOOL, F(headers_only), .def = "false",
 	  .help = "when the filter needs no packet data (passthrough), have the kernel copy only the first 256 "
 		  "bytes (the headers) of each packet to pepd; a longer packet is then judged by its headers alone "
-		  "and passed unchanged" },
+		  "and passed unchanged, and one whose checksum nobody verified is counted headers_unverifiable, "
+		  "not checked (measured: no faster on a server core)" },
 	{ .name = "rules", .type = CFG_ENUM, F(rules), .names = rules_names, .def = "auto",
 	  .help = "who installs the queue rules: auto (nft, then iptables-nft, then iptables-legacy: the first the "
 		  "kernel accepts), one of those, or none (you did: both directions of the wireless interfaces, "

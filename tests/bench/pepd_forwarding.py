@@ -17,8 +17,8 @@ just before it, with the same load:
    TCP_NODELAY): median and 99th percentile, and what pepd adds to them.
    For plain forwarding, pepd passthrough and snoop, each with one queue
    and with N (queues = auto: one per CPU).  --techniques adds a row per
-   technique switched off (verdict_batch = 1, headers_only = false,
-   gso = false, forward = inject) or on (busy_poll = 50us), to show what
+   technique switched off (verdict_batch = 1, gso = false,
+   forward = inject) or on (headers_only, busy_poll = 50us), to show what
    each is worth, snoop
    without its window clamp (on veth the hop's bandwidth-delay product is
    a few segments, so the clamp, not pepd, limits each flow), and
@@ -373,7 +373,7 @@ def variants(techniques: bool, main: Path | None) -> list[Variant]:
     if techniques:
         rows += [
             Variant("pt verdict_batch=1", ["--filter", "passthrough", "--queues", n, "--verdict-batch", "1"], n),
-            Variant("pt headers_only=0", ["--filter", "passthrough", "--queues", n, "--headers-only", "false"], n),
+            Variant("pt headers_only=1", ["--filter", "passthrough", "--queues", n, "--headers-only", "true"], n),
             Variant("snoop verdict_batch=1", ["--filter", "snoop", "--queues", n, "--verdict-batch", "1"], n),
             Variant("snoop forward=inject", ["--filter", "snoop", "--queues", n, "--forward", "inject"], n),
             Variant("snoop forward=accept", ["--filter", "snoop", "--queues", n, "--forward", "accept"], n),
