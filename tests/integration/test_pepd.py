@@ -133,9 +133,11 @@ def test_snoop_repairs_wireless_losses_locally(tmp_path: Path, sender: str) -> N
             totals = daemon.totals()
         assert "pepd_q0" not in pepd_rules(topo), "pepd removes its rules when it stops"
     # 3 % loss over about 500 packets each way: local repairs must happen,
-    # and the receiver's dupacks for them must be kept from the sender.
+    # and the receiver's dupacks for them must be kept from the sender:
+    # dropped, or passed as window updates (repair_window_updates: a moved
+    # right edge, which the sender does not count as a duplicate ACK).
     assert totals["local_rtx"] + totals["local_rtx_timer"] >= 5, totals
-    assert totals["dupacks_dropped"] >= 5, totals
+    assert totals["dupacks_dropped"] + totals["repair_window_updates"] >= 5, totals
     assert totals["malformed"] == 0
     if sender == "cubic":
         assert totals["sack_hidden"] + totals["sack_trimmed"] >= 1, totals
