@@ -198,12 +198,16 @@ def test_kill_9_fails_open_and_a_restart_picks_up_new_flows(tmp_path: Path) -> N
         # pepd died within the first seconds: everything from 8 s on passed
         # without it.  The receiver's intervals count what arrived; the
         # sender's count socket writes, which come in bursts and can leave a
-        # whole second at 0 while the link stays busy.
+        # whole second at 0 while the link stays busy.  Under software
+        # emulation the receiver can also read a second late and catch up in
+        # the next (0.97 then 2.85 Mbit/s seen on this 2 Mbit/s link): the
+        # late seconds must carry the link's rate on average, and a stall
+        # shows as a second with next to nothing.
         received = json.loads(server.stdout)["intervals"]
         late = [i["sum"]["bits_per_second"] for i in received if i["sum"]["start"] >= 8 and i["sum"]["seconds"] >= 0.9]
         # the rules stay (queue-bypass): with nobody bound, the kernel accepts
         assert "pepd_q0" in pepd_rules(topo)
-        assert late and min(late) > 1e6, f"transfer stalled after kill -9: {late}"
+        assert late and sum(late) / len(late) > 1.5e6 and min(late) > 0.3e6, f"transfer stalled after kill -9: {late}"
         # a restart clears the leftover rules, installs its own once, and takes new flows
         with pepd_running(topo, tmp_path) as again:
             ruleset = pepd_rules(topo)
