@@ -68,48 +68,7 @@ static struct {
 	size_t sent_len, sent_cap;
 } nl;
 
-static int fake_socket;
-
-struct mnl_socket *mnl_socket_open(int bus)
-{
-	(void)bus;
-	return (struct mnl_socket *)&fake_socket;
-}
-
-int mnl_socket_bind(struct mnl_socket *s, unsigned int groups, pid_t pid)
-{
-	(void)s;
-	(void)groups;
-	(void)pid;
-	return 0;
-}
-
-unsigned int mnl_socket_get_portid(const struct mnl_socket *s)
-{
-	(void)s;
-	return 4242;
-}
-
-int mnl_socket_get_fd(const struct mnl_socket *s)
-{
-	(void)s;
-	return -1;
-}
-
-int mnl_socket_setsockopt(const struct mnl_socket *s, int type, void *buf, socklen_t len)
-{
-	(void)s;
-	(void)type;
-	(void)buf;
-	(void)len;
-	return 0;
-}
-
-int mnl_socket_close(struct mnl_socket *s)
-{
-	(void)s;
-	return 0;
-}
+#include "../tests/mnl_stub.h"
 
 ssize_t mnl_socket_recvfrom(const struct mnl_socket *s, void *buf, size_t size)
 {

@@ -23,53 +23,13 @@
 
 /* ---------------------------------------------------------------- the socket, stubbed */
 
-static int fake_socket;
+#include "mnl_stub.h"
+
 static struct {
 	uint8_t buf[1 << 20];
 	size_t len;
 	int sends;
 } sent;
-
-struct mnl_socket *mnl_socket_open(int bus)
-{
-	(void)bus;
-	return (struct mnl_socket *)&fake_socket;
-}
-
-int mnl_socket_bind(struct mnl_socket *s, unsigned int groups, pid_t pid)
-{
-	(void)s;
-	(void)groups;
-	(void)pid;
-	return 0;
-}
-
-unsigned int mnl_socket_get_portid(const struct mnl_socket *s)
-{
-	(void)s;
-	return 1;
-}
-
-int mnl_socket_get_fd(const struct mnl_socket *s)
-{
-	(void)s;
-	return -1;
-}
-
-int mnl_socket_setsockopt(const struct mnl_socket *s, int type, void *buf, socklen_t len)
-{
-	(void)s;
-	(void)type;
-	(void)buf;
-	(void)len;
-	return 0;
-}
-
-int mnl_socket_close(struct mnl_socket *s)
-{
-	(void)s;
-	return 0;
-}
 
 ssize_t mnl_socket_recvfrom(const struct mnl_socket *s, void *buf, size_t size)
 {
