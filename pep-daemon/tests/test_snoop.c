@@ -324,6 +324,21 @@ static const struct step clamp[] = {
 };
 
 /*
+ * The first steps of the clamp table above (its rate sample 1, a 40 ms
+ * hop, the right edge at 18000), shared by the tests below; each sets the
+ * wired RTT with the data that follow.
+ */
+#define CLAMP_PATH_STEPS						\
+	D(0, 0),							\
+	AW(40, 1000, 13000, FWD, ""),					\
+	D(100, 1000),							\
+	D(101, 2000), D(102, 3000), D(103, 4000), D(104, 5000),	\
+	AW(140, 2000, 13000, FWD, ""),					\
+	AW(150, 3000, 13000, FWD, ""),					\
+	AW(160, 4000, 13000, FWD, ""),					\
+	AW(190, 5000, 13000, FWD, "")
+
+/*
  * A hole repaired here while the clamp holds the sender's window: its
  * dupacks go on as window updates once they open the window past the right
  * edge, so that the sender sends one more segment per arrival instead of
@@ -334,14 +349,7 @@ static const struct step clamp[] = {
  * 1000 k; it stood at 18000, so the seventh dupack is the first to move it.
  */
 static const struct step repair_window[] = {
-	D(0, 0),
-	AW(40, 1000, 13000, FWD, ""),
-	D(100, 1000),
-	D(101, 2000), D(102, 3000), D(103, 4000), D(104, 5000),
-	AW(140, 2000, 13000, FWD, ""),
-	AW(150, 3000, 13000, FWD, ""),
-	AW(160, 4000, 13000, FWD, ""),
-	AW(190, 5000, 13000, FWD, ""),
+	CLAMP_PATH_STEPS,
 	D(200, 6000), D(201, 7000),
 	AW(300, 6000, 13000, FWD, "win 12000"),
 	D(301, 8000), D(302, 9000), D(303, 10000), D(304, 11000), D(305, 12000), D(306, 13000), D(307, 14000),
@@ -360,14 +368,7 @@ static const struct step repair_window[] = {
 
 /* repair_window_updates = false: the papers' Snoop, every dupack of the hole dropped. */
 static const struct step repair_window_off[] = {
-	D(0, 0),
-	AW(40, 1000, 13000, FWD, ""),
-	D(100, 1000),
-	D(101, 2000), D(102, 3000), D(103, 4000), D(104, 5000),
-	AW(140, 2000, 13000, FWD, ""),
-	AW(150, 3000, 13000, FWD, ""),
-	AW(160, 4000, 13000, FWD, ""),
-	AW(190, 5000, 13000, FWD, ""),
+	CLAMP_PATH_STEPS,
 	D(200, 6000), D(201, 7000),
 	AW(300, 6000, 13000, FWD, "win 12000"),
 	D(301, 8000), D(302, 9000), D(303, 10000), D(304, 11000), D(305, 12000), D(306, 13000), D(307, 14000),
@@ -386,14 +387,7 @@ static const struct step repair_window_off[] = {
 
 /* With SACK the same, counted from the blocks: arrivals above the hole, not dupacks. */
 static const struct step repair_window_sack[] = {
-	D(0, 0),
-	AW(40, 1000, 13000, FWD, ""),
-	D(100, 1000),
-	D(101, 2000), D(102, 3000), D(103, 4000), D(104, 5000),
-	AW(140, 2000, 13000, FWD, ""),
-	AW(150, 3000, 13000, FWD, ""),
-	AW(160, 4000, 13000, FWD, ""),
-	AW(190, 5000, 13000, FWD, ""),
+	CLAMP_PATH_STEPS,
 	D(200, 6000), D(201, 7000),
 	AW(300, 6000, 13000, FWD, "win 12000"),
 	D(301, 8000), D(302, 9000), D(303, 10000), D(304, 11000), D(305, 12000), D(306, 13000), D(307, 14000),
@@ -418,14 +412,7 @@ static const struct step repair_window_sack[] = {
  * 17000 (the receiver's own, at 310) is behind.
  */
 #define CLAMP_PERCENT_STEPS(last_window)							\
-	D(0, 0),										\
-	AW(40, 1000, 13000, FWD, ""),								\
-	D(100, 1000),										\
-	D(101, 2000), D(102, 3000), D(103, 4000), D(104, 5000),					\
-	AW(140, 2000, 13000, FWD, ""),								\
-	AW(150, 3000, 13000, FWD, ""),								\
-	AW(160, 4000, 13000, FWD, ""),								\
-	AW(190, 5000, 13000, FWD, ""),								\
+	CLAMP_PATH_STEPS,										\
 	D(200, 6000), D(201, 7000),								\
 	D(202, 8000), D(203, 9000), D(204, 10000), D(205, 11000), D(206, 12000), D(207, 13000),	\
 	AW(300, 6000, 13000, FWD, "win 12000"),							\
