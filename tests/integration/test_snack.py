@@ -210,7 +210,12 @@ def test_acks_reinjected_after_an_output_queue_rule(nfq_accept: Path, tmp_path: 
     hook (-500), hands every ACK to a userspace consumer; the hook then runs
     from nf_reinject() in the consumer's verdict call, where TCP's socket
     lock is not held.  The hook takes the socket's lock itself there
-    (counted ``deferred``), so the ACKs still carry the right options."""
+    (counted ``deferred``), so the ACKs still carry the right options.
+
+    It never waits for that lock: the consumer may answer while the receive
+    path that queued the ACK still holds it on the other CPU (under QEMU a
+    vCPU can be descheduled there for milliseconds).  Such an ACK leaves as
+    TCP made it and is counted ``busy``; anything else is a failure."""
     with Drill("4", {"net.tcp_snack.receiver": 1, "net.tcp_snack.sack_policy": 1}) as drill:
         flag = tmp_path / "nfq_accept.ready"
         consumer = drill.wh.spawn([str(nfq_accept), str(QUEUE), str(flag)], name="nfq_accept")
@@ -230,14 +235,22 @@ def test_acks_reinjected_after_an_output_queue_rule(nfq_accept: Path, tmp_path: 
         finally:
             consumer.stop()
     snack = "01fe0b534e03e8" + "00000001"
-    want = [
-        "0101050a" + block(conn, 2, 2) + snack + "7f",
-        "01010512" + block(conn, 4, 4) + block(conn, 2, 2) + snack + "5f",
-        "01010512" + block(conn, 4, 5) + block(conn, 2, 2) + snack + "4f",
-        "0101051a" + block(conn, 7, 7) + block(conn, 4, 5) + block(conn, 2, 2) + snack + "4b",
+    as_tcp_made_them = [
+        "0101050a" + block(conn, 2, 2),
+        "01010512" + block(conn, 4, 4) + block(conn, 2, 2),
+        "01010512" + block(conn, 4, 5) + block(conn, 2, 2),
+        "0101051a" + block(conn, 7, 7) + block(conn, 4, 5) + block(conn, 2, 2),
     ]
-    assert [options(t).hex() for t in acks] == want
-    assert (delta["ooo_acks"], delta["deferred"], delta["busy"], delta["written"]) == (4, 4, 0, 4), delta
+    with_snack = [
+        sack + snack + vector for sack, vector in zip(as_tcp_made_them, ("7f", "5f", "4f", "4b"), strict=True)
+    ]
+    got = [options(t).hex() for t in acks]
+    assert len(got) == 4, got
+    left_alone = sum(g == tcp for g, tcp in zip(got, as_tcp_made_them, strict=True))
+    assert all(g in (tcp, snacked) for g, tcp, snacked in zip(got, as_tcp_made_them, with_snack, strict=True)), got
+    assert (delta["ooo_acks"], delta["deferred"]) == (4, 4), delta
+    assert (delta["written"], delta["busy"]) == (4 - left_alone, left_alone), delta
+    assert delta["written"] >= 2, delta  # the lock is rarely busy: most ACKs get their option
     seen = int(consumer.stdout.split("packets")[-1])
     assert seen >= 6, consumer.stdout  # the handshake's and every ACK went through the queue
 
