@@ -5,8 +5,9 @@
  *
  * Built and tested: Debian's 6.1 (6.1.0-56-amd64, 6.1.192: the testbed's
  * VM kernel, and the debug kernel made from the same source) and 6.12
- * (6.12.111+deb12-amd64), both without a warning, checkpatch --strict and
- * sparse clean, and their integration tests run in the VM on each.  The
+ * (6.12.117+deb12-amd64), both without a warning, checkpatch --strict and
+ * sparse clean, and the modules' integration tests run in the VM on each
+ * (Documentation/deploy.rst, "Kernels").  The
  * shims below also cover the API changes up to 6.13 (hrtimer_setup()),
  * which is compiled by no test here; 5.10 is the oldest the code could
  * build on, untested.

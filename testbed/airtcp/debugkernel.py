@@ -32,11 +32,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .errors import AirtcpError
+from .kernels import CACHE_DIR as CACHE_DIR  # the debug kernel shares the cache
 from .paths import REPO_ROOT, VENV_DIR
 
-# Not /var/cache: virtme-ng's guest init mounts an empty tmpfs there, and
-# the guest must see the tree (its modules, linked from /lib/modules).
-CACHE_DIR = Path(os.environ.get("AIRTCP_KERNEL_CACHE", "/var/lib/airtcp/kernels"))
 FRAGMENT = REPO_ROOT / "scripts" / "debug-kernel" / "airtcp-debug.config"
 SOURCE_PACKAGE = "linux-source-6.1"
 STAMP = ".airtcp-debug-kernel.json"

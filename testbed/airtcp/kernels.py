@@ -38,7 +38,10 @@ from pathlib import Path
 
 from .errors import BackendError
 
-CACHE_DIR = Path(os.environ.get("AIRTCP_KERNEL_CACHE", "/var/cache/airtcp/kernels"))
+# Not /var/cache: virtme-ng's guest init mounts an empty tmpfs there, and
+# the guest must see a cached kernel's modules (virtme links
+# /lib/modules/RELEASE to the tree's) and a debug kernel's tree.
+CACHE_DIR = Path(os.environ.get("AIRTCP_KERNEL_CACHE", "/var/lib/airtcp/kernels"))
 # The kernels the modules are built and tested on (Documentation/deploy.rst).
 SERIES = ("6.1", "6.12")
 # What the VM boots unless told otherwise: Debian 12's own kernel.
