@@ -26,7 +26,7 @@ else
 Q := @
 endif
 
-.PHONY: help deps build run test unit host-test integration lint bench man install uninstall deb clean distclean
+.PHONY: help deps build run test unit host-test integration lint bench man install uninstall deb test-packages clean distclean
 
 help:
 	@echo "make deps         install Debian packages and .venv (idempotent)"
@@ -42,6 +42,7 @@ help:
 	@echo "make install      pepd, arqd, units, configs, man pages, docs (DESTDIR, PREFIX=/usr/local)"
 	@echo "make uninstall    remove what install wrote (a changed config stays unless PURGE=1)"
 	@echo "make deb          Debian packages airtcp-pepd and airtcp-dkms into build/deb/"
+	@echo "make test-packages install, use and remove those packages in the VM (about 20 min)"
 	@echo "make debug-kernel build the VM's debug kernel (KASAN, kmemleak, lockdep), cached per machine"
 	@echo "make stress       the modules' stress suite on the debug kernel, failing on any kernel report"
 	@echo "make clean        remove build outputs; \`airtcp clean\` removes test leftovers"
@@ -175,6 +176,12 @@ uninstall:
 # Debian packages airtcp-pepd and airtcp-dkms (packaging/debian), lintian-checked.
 deb:
 	$(Q)scripts/make-deb.sh
+
+# The packages installed, used and removed in the VM (tests/integration/test_packages.py).
+# Not in `make test`: DKMS alone takes about 13 minutes under software emulation.
+test-packages: deb build
+	$(Q)AIRTCP_DEBS=$(CURDIR)/build/deb $(AIRTCP) exec -- $(PY) -m pytest tests/integration/test_packages.py \
+		-v -s -p no:cacheprovider $(PYTEST_ARGS)
 
 .PHONY: FORCE
 FORCE:

@@ -91,7 +91,7 @@ def _build(choice: be.Choice, args: argparse.Namespace) -> None:
         raise AirtcpError(f"build for kernel {release} failed (make build KVER={release}); see the output above")
 
 
-FORWARDED_ENV = ("AIRTCP_PEPD", "AIRTCP_ARQD", "ASAN_OPTIONS", "UBSAN_OPTIONS")
+FORWARDED_ENV = ("AIRTCP_PEPD", "AIRTCP_ARQD", "AIRTCP_DEBS", "ASAN_OPTIONS", "UBSAN_OPTIONS")
 
 
 def _in_guest(args: argparse.Namespace, choice: be.Choice, command: list[str], rwdirs: Sequence[Path] = ()) -> int:
