@@ -151,6 +151,13 @@ static const struct cfg_key keys[] = {
 	  .def = "100ms",
 	  .help = "snoop: the delay must stay above aqm_target this long before a signal, and signals are at "
 		  "least this far apart" },
+	{ .name = "egress_drops", .type = CFG_BOOL, F(egress_drops), .def = "false",
+	  .help = "snoop: read the drop counters of the wireless interfaces' queueing disciplines (every 10 ms "
+		  "while packets pass) and leave the first loss found after they rose to the sender instead of "
+		  "repairing it, once per sender reaction: what an AQM in front of the radio (fq_codel's CoDel) "
+		  "or a full queue dropped is a congestion signal, not a wireless loss; a root netem is taken "
+		  "for the channel and the queue below it is read; drops inside mac80211's own queues are not "
+		  "seen" },
 	{ .name = "forward", .type = CFG_ENUM, F(forward), .names = forward_names, .def = "auto",
 	  .help = "snoop: how cached data leaves: inject (pepd sends it, so a full egress queue is seen and that "
 		  "congestion loss left to the sender), accept (the kernel forwards the original; drops at "

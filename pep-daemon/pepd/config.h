@@ -93,6 +93,7 @@ struct pep_config {
 	uint32_t window_clamp_percent;
 	uint64_t aqm_target_ns;
 	uint64_t aqm_interval_ns;
+	bool egress_drops;
 	enum pep_forward forward;
 	uint32_t rtx_priority;
 	int copies;		/* extra copies per local retransmission, or COPIES_AUTO */

@@ -284,6 +284,15 @@ static bool complete_first(const struct pepd_queue *q, const struct pkt *p, enum
 	return q->caches_data && dir == DIR_TO_WIRELESS && p->payload_len;
 }
 
+/* When the wireless interfaces' egress qdiscs last dropped (egress_drops; 0: not watched). */
+static uint64_t egress_drop_ns(struct pepd_queue *q, uint64_t now)
+{
+	if (!q->egress.nl)
+		return 0;
+	egress_poll(&q->egress, q->ifs.port, q->ifs.n, now);
+	return q->egress.drops.rise_ns;
+}
+
 /* The receive loop's callback: one packet, which gets its verdict here. */
 void pepd_handle_packet(void *queue, const struct nfqueue_packet *pkt)
 {
@@ -334,6 +343,7 @@ void pepd_handle_packet(void *queue, const struct nfqueue_packet *pkt)
 	if (pkt->gso)
 		q->stats.gso_packets++;
 	ctx.now = pepd_now_ns();
+	ctx.egress_drop_ns = egress_drop_ns(q, ctx.now);
 	where = admit_where(&q->ifs, &devs);
 	if (where == WHERE_FOREIGN && ctx.now - q->ifindex_checked_ns > IFINDEX_RECHECK_NS) {
 		q->ifindex_checked_ns = ctx.now;	/* an interface may have been re-created */
@@ -451,6 +461,7 @@ static void run_timers(struct pepd_queue *q)
 	struct flow *f;
 
 	ctx.now = pepd_now_ns();
+	ctx.egress_drop_ns = egress_drop_ns(q, ctx.now);
 	while ((f = flow_timer_expired(&q->ft, ctx.now))) {
 		out_reset(&out);
 		q->ops->timer(f, &ctx, &out);
@@ -664,6 +675,8 @@ static int queue_open(struct pepd_queue *q, uint32_t index, const struct pep_con
 				cfg->wireless[i]);
 	if (inject_open(&q->inj, cfg->mark, cfg->rtx_priority, err, errlen) < 0)
 		return -1;
+	if (q->caches_data && cfg->egress_drops && egress_open(&q->egress, err, errlen) < 0)
+		return -1;
 	if (cfg->trace_file[0] && open_trace(q, cfg, err, errlen) < 0)
 		return -1;
 	if (nfqueue_open(&q->nfq, &params, err, errlen) < 0)
@@ -690,6 +703,7 @@ static void queue_close(struct pepd_queue *q)
 {
 	nfqueue_close(&q->nfq);
 	inject_close(&q->inj);
+	egress_close(&q->egress);
 	flow_table_free(&q->ft);
 	if (q->trace)
 		fclose(q->trace);

@@ -18,6 +18,7 @@
 #include "evloop.h"
 #include "filter.h"
 #include "flow.h"
+#include "egress_io.h"
 #include "inject.h"
 #include "json.h"
 #include "nfq.h"
@@ -33,6 +34,7 @@ struct pepd_queue_counters {
 	uint64_t flows_active;
 	uint64_t cached_packets, cached_bytes;
 	uint64_t id_gaps, netlink_errors;
+	uint64_t egress_rises, egress_errors, egress_skipped;
 	uint64_t verdict_sends, verdict_messages;
 	/* what the bounds refused (pepd_report_refusals) */
 	uint64_t flows_embryonic;
@@ -63,6 +65,7 @@ struct pepd_queue {
 	struct flow_table ft;
 	struct pep_stats stats;
 	struct injector inj;
+	struct egress_watch egress;	/* egress_drops: the wireless qdiscs' drops (nl NULL: off) */
 	struct pep_ifaces ifs;	/* the wireless interfaces and their bridges */
 	uint64_t ifindex_checked_ns;
 	uint64_t pool_trimmed_ns;	/* when the cache's free lists were last trimmed */

@@ -72,6 +72,7 @@ struct pep_ctx {
 	struct pep_counters *total;
 	uint64_t now;		/* monotonic ns */
 	uint32_t mtu;		/* the wireless egress MTU (0: 1500): what one packet carries there */
+	uint64_t egress_drop_ns;	/* when the egress qdiscs' drops last rose (0: never, or not watched) */
 };
 
 struct json_out;

@@ -238,6 +238,8 @@ static void detect_losses(const struct snoop_policy *pol, struct flow *f, const 
 			continue;
 		if (s->delivered < g->tx_order + ctx->cfg->rtx_thresh)
 			continue;
+		if (snoop_leave_egress_drop(f, g, ctx))
+			continue;
 		if (retransmit(pol, f, g, ctx, out, false))
 			budget--;
 	}
@@ -532,7 +534,7 @@ static void on_dupack(const struct snoop_policy *pol, struct flow *f, const stru
 	}
 	/* without SACK, the paper's rule for the first round: rtx_thresh dupacks */
 	if (!sackm && h && h->local_rtx == 0 && may_retransmit(h) && !(h->flags & SEG_SENDER_RTX) &&
-	    s->dupacks >= ctx->cfg->rtx_thresh)
+	    s->dupacks >= ctx->cfg->rtx_thresh && !snoop_leave_egress_drop(f, h, ctx))
 		retransmit(pol, f, h, ctx, out, false);
 	detect_losses(pol, f, ctx, out, sackm);
 	/* a hole given up just now belongs to the sender: let this dupack through */

@@ -91,5 +91,6 @@ bool snoop_repair_window_opens(const struct flow *f, const struct pkt *p, const 
 /* filter_snoop_congestion.c: one congestion signal per episode */
 void snoop_start_signal(struct snoop_state *s, uint32_t seq, const struct pep_ctx *ctx);
 bool snoop_signal_due(struct flow *f, const struct pep_config *cfg, uint64_t now);
+bool snoop_leave_egress_drop(struct flow *f, struct seg *g, const struct pep_ctx *ctx);
 
 #endif

@@ -11,7 +11,11 @@
  *     is dropped, uncached, as a congestion signal, once per sender
  *     reaction (CoDel's idea with one drop per episode): the sender halves
  *     its window with one retransmission instead of losing a burst to tail
- *     drop, most of all when slow start overshoots.
+ *     drop, most of all when slow start overshoots;
+ *   - egress_drops: when the qdisc in front of the radio dropped packets
+ *     (fq_codel's CoDel does so on purpose, after pepd forwarded them), the
+ *     next loss found is left to the sender, once per sender reaction: it
+ *     may be one of those drops, and the sender must hear of them.
  */
 #include "filter_snoop.h"
 #include "flow.h"
@@ -78,4 +82,28 @@ void snoop_sent(struct flow *f, uint32_t seq, bool queued, const struct pep_ctx 
 		snoop_start_signal(&f->st.snoop, g->seq, ctx);
 		COUNT(ctx, f, congestion_signals, 1);
 	}
+}
+
+/*
+ * egress_drops (see the top of the file): leave g's loss to the sender if
+ * the egress qdisc dropped anything since g left and no signal is under
+ * way.  Which packet the qdisc dropped is not known, only that it did: one
+ * loss per episode is enough for the sender to react, the rest are
+ * repaired here.
+ */
+bool snoop_leave_egress_drop(struct flow *f, struct seg *g, const struct pep_ctx *ctx)
+{
+	struct snoop_state *s = &f->st.snoop;
+
+	if (!ctx->cfg->egress_drops || !ctx->egress_drop_ns || s->signal_pending)
+		return false;
+	/* a round of ours, or the sender's own retransmission: not the first loss of new data */
+	if (g->local_rtx || g->flags & (SEG_SENDER_RTX | SEG_NOT_OURS))
+		return false;
+	if (ctx->egress_drop_ns <= g->last_tx_ns)
+		return false;
+	g->flags |= SEG_QUEUE_DROP;
+	snoop_start_signal(s, g->seq, ctx);
+	COUNT(ctx, f, egress_drop_signals, 1);
+	return true;
 }

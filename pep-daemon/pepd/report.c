@@ -82,6 +82,9 @@ void pepd_queue_snapshot(void *queue, struct ctl_snapshot *s)
 	c->cached_bytes = q->ft.budget.bytes;
 	c->id_gaps = q->nfq.id_gaps;
 	c->netlink_errors = q->nfq.netlink_errors;
+	c->egress_rises = q->egress.drops.rises;
+	c->egress_errors = q->egress.errors;
+	c->egress_skipped = q->egress.skipped;
 	c->verdict_sends = q->nfq.verdict_sends;
 	c->verdict_messages = q->nfq.verdict_messages;
 	c->flows_embryonic = q->ft.nyoung;
@@ -258,6 +261,10 @@ void pepd_report(void *daemon, struct json_out *j, const struct ctl_call *call)
 	jo_u64(j, "verdict_messages", sum.verdict_messages);
 	pepd_report_refusals(&sum, &d->cfg, j);	/* checksums, adoption, bounds: what pepd refused to act on */
 	jo_u64(j, "netlink_errors", sum.netlink_errors);
+	/* egress_drops: readings that found the qdiscs' drops risen, failed dumps, qdiscs past the bound */
+	jo_u64(j, "egress_drop_rises", sum.egress_rises);
+	jo_u64(j, "egress_poll_errors", sum.egress_errors);
+	jo_u64(j, "egress_qdiscs_skipped", sum.egress_skipped);
 	counters(j, &s->total);
 	jo_obj_begin(j, "malformed_by_reason");
 	for (r = PKT_FIRST_ERROR; r < PKT__RESULT_COUNT; r++)

@@ -38,6 +38,7 @@
 	X(sender_rtx_dropped, "sender retransmissions of segments being repaired here, dropped")                \
 	X(congestion_signals, "segments dropped on purpose as a congestion signal (aqm_target)")                  \
 	X(queue_drops, "segments this box's own egress queue refused (congestion): left to the sender")             \
+	X(egress_drop_signals, "losses left to the sender because the egress qdisc dropped meanwhile (egress_drops)") \
 	X(inject_errors, "sends that failed (the egress queue was full, or no route)")                         \
 	X(flows_seen, "flows the filter decided whether to act on (pc; 1 per connection)")                     \
 	X(flows_stepped_aside, "... of which it stepped aside for: passed untouched (pc: SACK, or only losses)")

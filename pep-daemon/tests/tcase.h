@@ -159,7 +159,8 @@ static inline uint32_t tc_build(const struct tpkt *t, uint8_t *buf, size_t bufsz
 
 /* ---------------------------------------------------------------- the harness */
 
-enum step_kind { DATA, ACK, TICK, END };
+/* QDISC_DROP: the egress qdisc's drop counter is seen to rise at this step's time (egress_drops) */
+enum step_kind { DATA, ACK, TICK, QDISC_DROP, END };
 
 struct step {
 	enum step_kind kind;
@@ -185,6 +186,7 @@ struct harness {
 	bool sack;
 	uint32_t isn_fh, isn_wh;
 	uint64_t now;
+	uint64_t egress_drop_ns;	/* the last QDISC_DROP step's time */
 	uint32_t tsval;
 	uint32_t wh_tsval_last;	/* the TSval of the wireless host's last ACK: data echoes it */
 	char last_actions[512];
@@ -227,7 +229,8 @@ static inline void h_apply_timer(struct harness *h, const struct pep_out *out)
 /* Play the egress queue: report the fate of everything the filter sent. */
 static inline void h_sent(struct harness *h, const struct pep_out *out, bool refuse)
 {
-	struct pep_ctx ctx = { .cfg = &h->cfg, .budget = &h->ft.budget, .total = &h->total, .now = h->now };
+	struct pep_ctx ctx = { .cfg = &h->cfg, .budget = &h->ft.budget, .total = &h->total, .now = h->now,
+			       .egress_drop_ns = h->egress_drop_ns };
 	uint32_t i;
 
 	if (!h->ops->sent)
@@ -254,7 +257,8 @@ static inline void h_packet(struct harness *h, const struct tpkt *t, struct pep_
 {
 	static uint8_t buf[65536];	/* up to a GSO super-packet */
 	uint32_t n = tc_build(t, buf, sizeof(buf));
-	struct pep_ctx ctx = { .cfg = &h->cfg, .budget = &h->ft.budget, .total = &h->total, .now = h->now };
+	struct pep_ctx ctx = { .cfg = &h->cfg, .budget = &h->ft.budget, .total = &h->total, .now = h->now,
+			       .egress_drop_ns = h->egress_drop_ns };
 	enum pep_dir dir = t->from_fh ? DIR_TO_WIRELESS : DIR_FROM_WIRELESS;
 	struct flow_key key;
 	struct pkt p;
@@ -313,7 +317,8 @@ static inline void h_handshake(struct harness *h)
 
 static inline void h_tick(struct harness *h, struct pep_out *all)
 {
-	struct pep_ctx ctx = { .cfg = &h->cfg, .budget = &h->ft.budget, .total = &h->total, .now = h->now };
+	struct pep_ctx ctx = { .cfg = &h->cfg, .budget = &h->ft.budget, .total = &h->total, .now = h->now,
+			       .egress_drop_ns = h->egress_drop_ns };
 	struct pep_out out;
 	struct flow *f;
 	uint32_t i;
@@ -369,6 +374,9 @@ static inline int h_run(struct harness *h, const char *name, const struct step *
 			}
 			h->wh_tsval_last = h->tsval;
 			h_packet(h, &t, &out);
+		} else if (s->kind == QDISC_DROP) {
+			out_reset(&out);
+			h->egress_drop_ns = h->now;
 		} else {
 			h_tick(h, &out);
 		}
@@ -413,6 +421,7 @@ static inline void h_free(struct harness *h)
 	{ .kind = ACK, .t_ms = (t), .seq = (a_), .win = (w), .verdict = (v), .hide = (hide_), .actions = (acts), \
 	  .nsack = (n), .sack = { __VA_ARGS__ } }
 #define TK(t, acts) { .kind = TICK, .t_ms = (t), .actions = (acts) }
+#define QDROP(t) { .kind = QDISC_DROP, .t_ms = (t), .verdict = VERDICT_ACCEPT }
 #define AQ(t, a_, v, acts) { .kind = ACK, .t_ms = (t), .seq = (a_), .verdict = (v), .actions = (acts), .queue_refuses = true }
 #define END_ { .kind = END }
 #define FWD VERDICT_ACCEPT

@@ -502,6 +502,36 @@ static const struct step queue_drop[] = {
 	END_,
 };
 
+/*
+ * egress_drops: the egress qdisc (CoDel) dropped something after segment
+ * 1000 left, so its loss goes to the sender as a congestion signal, like a
+ * refusal: no repair, the dupacks pass, the sender's retransmission is
+ * cached.  The second hole, in the same episode, is repaired here.
+ */
+static const struct step egress_drop[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000),
+	A(40, 1000, FWD, ""),
+	QDROP(41),
+	/* 1000 and 2000 both proven lost: 1000 is the sender's, 2000 repaired and shown as SACKed */
+	AS(42, 1000, FWD, false, "rtx 2000, sack 2000-4000", 1, { 3000, 4000 }),
+	AS(43, 1000, FWD, false, "sack 2000-5000", 1, { 3000, 5000 }),
+	AS(44, 1000, FWD, false, "sack 2000-6000", 1, { 3000, 6000 }),
+	D(80, 1000),			/* the sender's fast retransmit */
+	A(120, 6000, FWD, ""),
+	END_,
+};
+
+/* A rise seen before the segment left says nothing about its loss: repaired here. */
+static const struct step egress_drop_before[] = {
+	D(0, 0), QDROP(1), D(2, 1000), D(3, 2000), D(4, 3000), D(5, 4000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, DROP, false, "rtx 1000", 1, { 2000, 3000 }),
+	AS(43, 1000, DROP, false, "", 1, { 2000, 4000 }),
+	AS(44, 1000, DROP, false, "", 1, { 2000, 5000 }),
+	A(85, 5000, FWD, ""),
+	END_,
+};
+
 /* A local retransmission the queue refuses: the hole becomes the sender's. */
 static const struct step queue_drop_rtx[] = {
 	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000),
@@ -689,6 +719,11 @@ static void keep_dupacks(struct pep_config *c)
 	c->drop_dupacks = false;
 }
 
+static void egress_drops(struct pep_config *c)
+{
+	c->egress_drops = true;
+}
+
 static void rtx_priority(struct pep_config *c)
 {
 	c->rtx_priority = 0x10010;
@@ -809,6 +844,11 @@ int main(void)
 	run_case("tail_timer", tail_timer, 4, false, 1000000, NULL,
 		 "local_rtx_timer=4 rtx_given_up=1 timer_expiries=5 dupacks_forwarded=1");
 	run_case("not_dupacks", not_dupacks, 4, false, 1000000, NULL, "stale_acks_dropped=1 dupacks_dropped=0");
+	run_case("egress_drop", egress_drop, 4, true, 1000000, egress_drops,
+		 "egress_drop_signals=1 local_rtx=1 dupacks_forwarded=3 sender_rtx=1");
+	run_case("egress_drop_before", egress_drop_before, 4, true, 1000000, egress_drops,
+		 "egress_drop_signals=0 local_rtx=1 dupacks_dropped=3");
+	run_case("egress_drop/off", sack_single, 4, true, 1000000, NULL, "egress_drop_signals=0 local_rtx=1");
 	run_case("queue_drop", queue_drop, 4, true, 1000000, NULL,
 		 "queue_drops=1 congestion_signals=1 local_rtx=0 dupacks_forwarded=2 sack_hidden=0");
 	run_case("queue_drop_rtx", queue_drop_rtx, 4, false, 1000000, NULL,

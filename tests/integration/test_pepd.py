@@ -42,15 +42,13 @@ RENO_CLASSIC = {
 }
 
 
-def profile(loss: str = "3%", wireless_delay: str = "20ms") -> Profile:
+def profile(loss: str = "3%", wireless_delay: str = "20ms", scheduler: str = "fifo") -> Profile:
+    wireless = {"rate": "2mbit", "delay": wireless_delay, "loss": loss, "queue": 40, "scheduler": scheduler}
     return parse_profile(
         "pepd-test",
         {
             "description": "pepd test path",
-            "links": {
-                "wired": {"rate": "10mbit", "delay": "10ms", "queue": 40},
-                "wireless": {"rate": "2mbit", "delay": wireless_delay, "loss": loss, "queue": 40},
-            },
+            "links": {"wired": {"rate": "10mbit", "delay": "10ms", "queue": 40}, "wireless": wireless},
         },
         "test",
     )
@@ -378,3 +376,20 @@ def test_gso_super_packets_are_cut_to_the_mss(tmp_path: Path) -> None:
     assert totals["inject_errors"] == totals["queue_drops"] and totals["malformed"] == 0, totals
     assert totals["local_rtx"] + totals["local_rtx_timer"] >= 1, totals
     assert goodput_mbps(data) > 1.0
+
+
+def test_egress_drops_of_fq_codel_reach_the_sender(tmp_path: Path) -> None:
+    """Behind fq_codel (below the channel's netem) CoDel drops what pepd
+    passed on; with egress_drops pepd reads the qdisc's drop counter over
+    rtnetlink and leaves a loss per episode to the sender instead of
+    repairing it, while still repairing the others."""
+    with Topology(profile("3%", scheduler="fq_codel")) as topo:
+        with pepd_running(topo, tmp_path, "--filter", "snoop", "--egress-drops", "true") as daemon:
+            transfer(topo, 10)
+            totals = daemon.totals()
+        qdiscs = topo.host("bs").run(["tc", "-s", "qdisc", "show", "dev", "to-wh"])
+    assert "fq_codel" in qdiscs, qdiscs
+    assert totals["egress_poll_errors"] == 0, totals
+    assert totals["egress_drop_rises"] > 0, (totals, qdiscs)
+    assert totals["egress_drop_signals"] > 0, totals
+    assert totals["local_rtx"] + totals["local_rtx_timer"] > 0, totals  # the air's losses are still repaired
