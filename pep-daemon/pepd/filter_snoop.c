@@ -175,7 +175,6 @@ static void note_transmission(struct snoop_state *s, struct seg *g, uint64_t now
 	g->last_tx_ns = now;
 }
 
-
 /* One local retransmission round of g; false when it was not sent. */
 static bool retransmit(const struct snoop_policy *pol, struct flow *f, struct seg *g, const struct pep_ctx *ctx,
 		       struct pep_out *out, bool by_timer)
