@@ -7,8 +7,8 @@
   option switched on, in the form `uci show` prints it, maps to a file
   `pepd check` accepts with every key at its default; lists, quotes,
   disabled sections and bad names behave; the nftables table it writes
-  for `pepd check`'s output is exact (loading it into a real nft is not
-  tested yet: Documentation/deploy.rst, "What the tests cover").
+  for `pepd check`'s output is exact (tests/integration/test_openwrt_nft.py
+  loads it into a real nft in the VM and runs pepd behind it).
 
 There is no uci on Debian: the input is written here the way uci's `show`
 prints a configuration (`config.section=type`, `config.section.option=`
