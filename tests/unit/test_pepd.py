@@ -50,6 +50,7 @@ C_TESTS = (
     "test_pc",
     "test_nfq",
     "test_ctl",
+    "test_egress",
 )
 FUZZERS = ("fuzz_packet", "fuzz_filters", "fuzz_config", "fuzz_nfq", "fuzz_ctl")
 
