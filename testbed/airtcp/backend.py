@@ -21,7 +21,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import debugkernel, kernels
@@ -143,6 +143,8 @@ class VmKernel:
     build_dir: Path
     cmdline: tuple[str, ...] = ()  # appended to the kernel's command line
     boot_s: int = 20  # about, under software emulation
+    # all vCPUs on one host thread (kernels.MULTI_THREADED_TCG_SERIES says why)
+    single_threaded_tcg: bool = False
 
 
 # The debug kernel reports every KASAN finding, not only the first, and
@@ -177,7 +179,22 @@ def find_vm_kernel(release: str | None = None) -> VmKernel:
     if release and _is_debug_kernel_name(release):
         return find_debug_kernel(release)
     kernel = kernels.resolve(release)
-    return VmKernel(kernel.release, kernel.image, kernel.build_dir)
+    single = kernel.series not in kernels.MULTI_THREADED_TCG_SERIES
+    return VmKernel(kernel.release, kernel.image, kernel.build_dir, single_threaded_tcg=single)
+
+
+TCG_THREADING_ENV = "AIRTCP_VM_TCG"
+
+
+def tcg_single_threaded(kernel: VmKernel) -> bool:
+    """Whether QEMU runs all vCPUs on one host thread: AIRTCP_VM_TCG
+    (multi or single) if set, else what the kernel's series needs."""
+    wanted = os.environ.get(TCG_THREADING_ENV, "")
+    if wanted == "":
+        return kernel.single_threaded_tcg
+    if wanted not in ("multi", "single"):
+        raise BackendError(f"{TCG_THREADING_ENV}={wanted!r}: expected multi or single")
+    return wanted == "single"
 
 
 def _vng() -> Path:
@@ -200,6 +217,9 @@ class VmOptions:
     kernel: str | None = None
     cpus: int = 2
     memory: str = "2G"
+    # The guest kernel's console on stderr: without it a guest that
+    # panics or oopses exits with status 255 and no word of why.
+    console: bool = field(default_factory=lambda: os.environ.get("AIRTCP_VM_CONSOLE", "") not in ("", "0"))
 
 
 def vm_argv(
@@ -224,6 +244,10 @@ def vm_argv(
     ]
     for rwdir in rwdirs:
         argv.append(f"--rwdir={rwdir}")
+    if opts.console:
+        argv.append("--verbose")
+    if tcg_single_threaded(kernel):
+        argv.append("--qemu-opts=-accel tcg,thread=single")
     if kernel.cmdline:
         argv += ["--append", " ".join(kernel.cmdline)]
     argv += ["--exec", guest]
@@ -245,7 +269,11 @@ def run_in_vm(command: Sequence[str], *, rwdirs: Sequence[Path], env: dict[str, 
     argv = vm_argv(kernel, command, dirs, {IN_VM_ENV: "1", **env}, opts)
     host_env = dict(os.environ)
     host_env["PATH"] = f"{VENV_DIR / 'bin'}:{host_env.get('PATH', '')}"
-    print(f"airtcp: booting {kernel.release} under QEMU (software emulation, about {kernel.boot_s} s)...", flush=True)
+    threads = ", single-threaded" if tcg_single_threaded(kernel) else ""
+    print(
+        f"airtcp: booting {kernel.release} under QEMU (software emulation{threads}, about {kernel.boot_s} s)...",
+        flush=True,
+    )
     # QEMU opens the guest's consoles as /proc/self/fd/1 and 2 with O_TRUNC:
     # inherited, a regular file (`make run > log`) would be cut to nothing
     # and overwritten from its start.  Pipes are relayed instead.

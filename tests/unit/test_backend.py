@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from airtcp import backend as be
+from airtcp import kernels
 from airtcp.errors import BackendError
 
 GOOD = be.HostFacts(0, "6.1.0-56-amd64", True, "ok", True, "ok")
@@ -72,6 +73,13 @@ def test_in_guest_reads_the_variable_run_in_vm_sets(
     assert be.in_guest() is inside
 
 
+@pytest.fixture(autouse=True)
+def _no_vm_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller's AIRTCP_VM_* settings do not leak into these tests."""
+    monkeypatch.delenv("AIRTCP_VM_CONSOLE", raising=False)
+    monkeypatch.delenv("AIRTCP_VM_TCG", raising=False)
+
+
 def test_bad_backend_name() -> None:
     with pytest.raises(BackendError, match="expected auto, native or vm"):
         be.choose("docker", GOOD)
@@ -94,6 +102,64 @@ def test_vm_argv(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert "--force-9p" in argv and "--rwdir=/w" in argv
     assert argv[-2] == "--exec"
     assert argv[-1] == "env X=1 python -m airtcp run --profile 'a b'"  # quoted for the guest shell
+    assert "--verbose" not in argv
+    assert not any(arg.startswith("--qemu-opts") for arg in argv)  # 6.1: multi-threaded TCG
+
+
+def test_a_kernel_unsafe_under_multi_threaded_tcg_runs_single_threaded(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    vng = tmp_path / "vng"
+    vng.touch()
+    monkeypatch.setattr(be, "_vng", lambda: vng)
+    kernel = be.VmKernel("6.12.117+deb12-amd64", Path("/k/vmlinuz"), Path("/k/build"), single_threaded_tcg=True)
+    argv = be.vm_argv(kernel, ["true"], [], {}, be.VmOptions())
+    assert "--qemu-opts=-accel tcg,thread=single" in argv
+    assert argv.index("--qemu-opts=-accel tcg,thread=single") < argv.index("--exec")
+
+
+@pytest.mark.parametrize(
+    ("series_needs_single", "env", "single"),
+    [(False, None, False), (True, None, True), (True, "multi", False), (False, "single", True), (False, "", False)],
+)
+def test_tcg_threading_follows_the_kernel_unless_the_environment_says(
+    monkeypatch: pytest.MonkeyPatch, series_needs_single: bool, env: str | None, single: bool
+) -> None:
+    if env is None:
+        monkeypatch.delenv(be.TCG_THREADING_ENV, raising=False)
+    else:
+        monkeypatch.setenv(be.TCG_THREADING_ENV, env)
+    kernel = be.VmKernel("r", Path("/k/vmlinuz"), Path("/k/build"), single_threaded_tcg=series_needs_single)
+    assert be.tcg_single_threaded(kernel) is single
+
+
+def test_a_bad_tcg_threading_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(be.TCG_THREADING_ENV, "two")
+    kernel = be.VmKernel("r", Path("/k/vmlinuz"), Path("/k/build"))
+    with pytest.raises(BackendError, match="AIRTCP_VM_TCG='two': expected multi or single"):
+        be.tcg_single_threaded(kernel)
+
+
+@pytest.mark.parametrize(("release", "single"), [("6.1.0-56-amd64", False), ("6.12.117+deb12-amd64", True)])
+def test_find_vm_kernel_picks_the_tcg_threading_per_series(
+    monkeypatch: pytest.MonkeyPatch, release: str, single: bool
+) -> None:
+    found = kernels.Kernel(release, Path("/k/vmlinuz"), Path("/k/build"), "cached")
+    monkeypatch.setattr(kernels, "resolve", lambda name: found)
+    assert be.find_vm_kernel(release).single_threaded_tcg is single
+
+
+@pytest.mark.parametrize(("value", "verbose"), [("", False), ("0", False), ("1", True), ("yes", True)])
+def test_vm_console_follows_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, value: str, verbose: bool
+) -> None:
+    vng = tmp_path / "vng"
+    vng.touch()
+    monkeypatch.setattr(be, "_vng", lambda: vng)
+    monkeypatch.setenv("AIRTCP_VM_CONSOLE", value)
+    kernel = be.VmKernel("6.1.0-56-amd64", Path("/boot/vmlinuz-6.1.0-56-amd64"), Path("/lib/modules/x/build"))
+    argv = be.vm_argv(kernel, ["true"], [], {}, be.VmOptions())
+    assert ("--verbose" in argv) is verbose
 
 
 def test_release_order() -> None:
