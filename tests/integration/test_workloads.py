@@ -58,14 +58,16 @@ def test_a_timeout_is_counted_for_the_flow_it_delayed_and_no_other() -> None:
     """The wireless link is down for the first 4 s: the first flow's SYN (sent
     while the client starts, 0.5-2 s in) is lost and re-sent after the initial
     1 s timeout; every later flow of 10 KB (7 segments, no queue to overflow)
-    runs on a clean link and must count none."""
+    runs on a clean link and must count none.  The SYN backs off 1, 2, 4 s:
+    one sent before 1 s is lost three times and gets through at 7-8 s, so the
+    loop runs 11 s to leave room for later flows whenever the client starts."""
     outage = {"model": "outage", "first": "1ms", "duration": "4s", "every": "60s"}
     links = {
         "wired": {"rate": "10mbit", "delay": "20ms", "queue": 40},
         "wireless": {"rate": "2mbit", "delay": "20ms", "queue": 40, "loss": outage},
     }
     profile = parse_profile("outage", {"description": "outage at the start", "links": links}, "test")
-    workload = {"kind": "short", "description": "t", "sizes": ["10KB"], "duration": "7s"}
+    workload = {"kind": "short", "description": "t", "sizes": ["10KB"], "duration": "11s"}
     flows = _run(workload, profile)["short_flows"]["flows"]
     first, *later = flows
     assert flowstats.had_rto(first) and first["fct_ms"] >= 1000, first
