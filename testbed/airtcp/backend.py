@@ -13,6 +13,7 @@ with a table of cases.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import shutil
@@ -143,7 +144,7 @@ class VmKernel:
     build_dir: Path
     cmdline: tuple[str, ...] = ()  # appended to the kernel's command line
     boot_s: int = 20  # about, under software emulation
-    # all vCPUs on one host thread (kernels.MULTI_THREADED_TCG_SERIES says why)
+    # all vCPUs on one host thread: the series needs it (kernels.MULTI_THREADED_TCG_SERIES) or AIRTCP_VM_TCG says so
     single_threaded_tcg: bool = False
 
 
@@ -177,10 +178,12 @@ def find_vm_kernel(release: str | None = None) -> VmKernel:
     a release, or the debug kernel: find_debug_kernel), else the pinned
     default, the newest 6.1 (kernels.py)."""
     if release and _is_debug_kernel_name(release):
-        return find_debug_kernel(release)
-    kernel = kernels.resolve(release)
-    single = kernel.series not in kernels.MULTI_THREADED_TCG_SERIES
-    return VmKernel(kernel.release, kernel.image, kernel.build_dir, single_threaded_tcg=single)
+        found = find_debug_kernel(release)
+    else:
+        kernel = kernels.resolve(release)
+        single = kernel.series not in kernels.MULTI_THREADED_TCG_SERIES
+        found = VmKernel(kernel.release, kernel.image, kernel.build_dir, single_threaded_tcg=single)
+    return dataclasses.replace(found, single_threaded_tcg=tcg_single_threaded(found))
 
 
 TCG_THREADING_ENV = "AIRTCP_VM_TCG"
@@ -246,7 +249,7 @@ def vm_argv(
         argv.append(f"--rwdir={rwdir}")
     if opts.console:
         argv.append("--verbose")
-    if tcg_single_threaded(kernel):
+    if kernel.single_threaded_tcg:
         argv.append("--qemu-opts=-accel tcg,thread=single")
     if kernel.cmdline:
         argv += ["--append", " ".join(kernel.cmdline)]
@@ -269,7 +272,7 @@ def run_in_vm(command: Sequence[str], *, rwdirs: Sequence[Path], env: dict[str, 
     argv = vm_argv(kernel, command, dirs, {IN_VM_ENV: "1", **env}, opts)
     host_env = dict(os.environ)
     host_env["PATH"] = f"{VENV_DIR / 'bin'}:{host_env.get('PATH', '')}"
-    threads = ", single-threaded" if tcg_single_threaded(kernel) else ""
+    threads = ", single-threaded" if kernel.single_threaded_tcg else ""
     print(
         f"airtcp: booting {kernel.release} under QEMU (software emulation{threads}, about {kernel.boot_s} s)...",
         flush=True,

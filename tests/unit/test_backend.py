@@ -140,10 +140,20 @@ def test_a_bad_tcg_threading_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
         be.tcg_single_threaded(kernel)
 
 
-@pytest.mark.parametrize(("release", "single"), [("6.1.0-56-amd64", False), ("6.12.117+deb12-amd64", True)])
+@pytest.mark.parametrize(
+    ("release", "env", "single"),
+    [
+        ("6.1.0-56-amd64", None, False),
+        ("6.12.117+deb12-amd64", None, True),
+        ("6.1.0-56-amd64", "single", True),
+        ("6.12.117+deb12-amd64", "multi", False),
+    ],
+)
 def test_find_vm_kernel_picks_the_tcg_threading_per_series(
-    monkeypatch: pytest.MonkeyPatch, release: str, single: bool
+    monkeypatch: pytest.MonkeyPatch, release: str, env: str | None, single: bool
 ) -> None:
+    if env is not None:
+        monkeypatch.setenv(be.TCG_THREADING_ENV, env)
     found = kernels.Kernel(release, Path("/k/vmlinuz"), Path("/k/build"), "cached")
     monkeypatch.setattr(kernels, "resolve", lambda name: found)
     assert be.find_vm_kernel(release).single_threaded_tcg is single
