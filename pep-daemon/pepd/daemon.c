@@ -278,10 +278,10 @@ static bool complete_checksum(struct pepd_queue *q, struct pkt *p)
 	return pkt_parse(q->norm, p->len, p) == PKT_OK;
 }
 
-/* Does the packet need its checksum completed before the filter sees it (it may be cached)? */
+/* Does the packet need its checksum completed before the filter sees it (it may be cached: data, a SYN-ACK)? */
 static bool complete_first(const struct pepd_queue *q, const struct pkt *p, enum pep_dir dir)
 {
-	return q->caches_data && dir == DIR_TO_WIRELESS && p->payload_len;
+	return q->caches_data && dir == DIR_TO_WIRELESS && (p->payload_len || (p->flags & TCPF_SYN));
 }
 
 /* When the wireless interfaces' egress qdiscs last dropped (egress_drops; 0: not watched). */

@@ -333,6 +333,19 @@ static uint32_t slice_payload(const struct flow *f, const struct pkt *p, const s
 	return build_slice_payload(mtu, p->payload_off, f->conn.wh_mss, p->tcp_hlen - 20u);
 }
 
+/*
+ * A SYN-ACK answering the SYN the wireless host sent.  Cached like data:
+ * lost on the hop, the client would wait out its initial RTO (1 s) before
+ * sending its SYN again; the local timer resends it after rto_initial.
+ * Only an answer to a SYN seen from the wireless side: a SYN from the
+ * fixed side may be one of a flood, which pepd must not multiply.
+ */
+static bool answers_wh_syn(const struct flow *f, const struct pkt *p)
+{
+	return (p->flags & (TCPF_SYN | TCPF_ACK)) == (TCPF_SYN | TCPF_ACK) && f->conn.wh_syn &&
+	       seq_after(p->ack, f->conn.wh_isn) && seq_leq(p->ack, f->conn.wh_nxt);
+}
+
 static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out)
 {
 	struct snoop_state *s = &f->st.snoop;
@@ -343,8 +356,17 @@ static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *c
 
 	COUNT(ctx, f, data_packets, 1);
 	if (p->flags & TCPF_SYN) {
-		s->snd_max = end;
+		if (!s->data_seen)
+			s->snd_max = p->seq;
 		s->data_seen = true;
+		if (answers_wh_syn(f, p)) {
+			cache_segment(f, p, ctx, p->seq, end, NULL, p->len, &inserted, &full);
+			if (inserted)
+				COUNT(ctx, f, syn_acks_cached, 1);
+			if (full)
+				COUNT(ctx, f, cache_full, 1);
+		}
+		s->snd_max = end;
 		return;
 	}
 	snoop_wired_rtt_sample(s, p, ctx->now);
@@ -570,6 +592,7 @@ static void on_ack_evidence(const struct snoop_policy *pol, struct flow *f, cons
 		s->last_win = p->window;
 		s->dupacks = 0;
 		s->dup_discount = 0;
+		s->backoff = 0;
 		if (s->data_seen && seq_after(p->ack, s->snd_max))
 			s->snd_max = p->ack;
 		segq_ack(&f->cache, ctx->budget, p->ack);

@@ -16,6 +16,7 @@
 	X(ack_packets, "packets from the wireless host")                                                       \
 	X(cached_packets, "data packets copied into the cache")                                                \
 	X(cache_full, "data packets passed uncached: flow or total cache bound reached")                       \
+	X(syn_acks_cached, "SYN-ACKs answering the wireless host's SYN, cached for local retransmission")     \
 	X(local_rtx, "segments retransmitted locally on dupacks or SACK holes")                               \
 	X(local_rtx_timer, "segments retransmitted locally by the local timer")                               \
 	X(copies_sent, "extra copies sent with local retransmissions (Snoop+)")                               \

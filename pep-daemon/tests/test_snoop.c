@@ -654,6 +654,98 @@ static void forward_modes(void)
 	}
 }
 
+/*
+ * The handshake of a connection the wireless host opens: its SYN, the
+ * fixed host's SYN-ACK (cached when it answers that SYN), the wireless
+ * host's ACK.  Each case gives when the SYN-ACK is (re)sent by the fixed
+ * host and when the ACK arrives, and expects the times pepd resends the
+ * SYN-ACK from its cache (rto_initial 200 ms, then backoff, max_local_rtx
+ * rounds).  After the ACK, the first data segment's timer must run from
+ * rto_initial again, not from the handshake's backoff.
+ */
+static void synack_cases(void)
+{
+	static const struct {
+		const char *name;
+		bool wh_syn;		/* false: the fixed host's SYN-ACK answers nothing seen */
+		int32_t ack_off;	/* the SYN-ACK acknowledges isn_wh + 1 + ack_off */
+		uint32_t fh_again_ms;	/* the fixed host resends its SYN-ACK (0: never) */
+		uint32_t ack_ms;	/* the wireless host's ACK arrives (0: never, within 5 s) */
+		const char *resent;	/* pepd's resends of the SYN-ACK, ms */
+		uint32_t cached, given_up;
+	} cases[] = {
+		{ "delivered", true, 0, 0, 40, "", 1, 0 },
+		{ "lost once", true, 0, 0, 240, "200", 1, 0 },
+		{ "lost twice", true, 0, 0, 640, "200 600", 1, 0 },
+		{ "never acknowledged", true, 0, 0, 0, "200 600 1400 2400", 1, 1 },
+		{ "the fixed host's own resend replaces ours", true, 0, 1000, 1040, "200 600", 1, 0 },
+		{ "no SYN from the wireless host", false, 0, 0, 0, "", 0, 0 },
+		{ "answers another SYN", true, 5, 0, 0, "", 0, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tpkt syn = { .family = 4, .from_fh = false, .seq = 77777, .flags = TCPF_SYN, .win = 65535,
+				    .ts = true, .tsval = 100, .sack_perm = true, .mss = 1000 };
+		struct tpkt synack = { .family = 4, .from_fh = true, .seq = 1000000,
+				       .ack = (uint32_t)(77778 + cases[i].ack_off), .flags = TCPF_SYN | TCPF_ACK,
+				       .win = 65535, .ts = true, .tsval = 5000, .tsecr = 100, .sack_perm = true,
+				       .mss = 1000 };
+		struct tpkt ack = { .family = 4, .from_fh = false, .seq = 77778, .ack = 1000001, .flags = TCPF_ACK,
+				    .win = 1000, .ts = true, .tsval = 101, .tsecr = 5000 };
+		struct tpkt data = { .family = 4, .from_fh = true, .seq = 1000001, .ack = 77778,
+				     .flags = TCPF_ACK | TCPF_PSH, .win = 65535, .len = 1000, .ts = true, .tsval = 5001,
+				     .tsecr = 101 };
+		uint64_t t0 = 1000000000ULL, due;
+		char resent[128] = "";
+		size_t used = 0;
+		struct harness h;
+		struct pep_out out;
+		uint32_t ms;
+
+		h_init(&h, &filter_snoop, 4, true, 1000000);
+		h.now = t0;
+		if (cases[i].wh_syn)
+			h_packet(&h, &syn, &out);
+		h_packet(&h, &synack, &out);
+		for (ms = 1; ms <= 5000; ms++) {
+			h.now = t0 + (uint64_t)ms * NS_PER_MS;
+			due = flow_timer_next(&h.ft);
+			if (due && due <= h.now) {
+				uint32_t k;
+
+				h_tick(&h, &out);
+				for (k = 0; k < out.nact; k++)
+					if (out.act[k].type == ACTION_SEND_SEGMENT && out.act[k].seq == synack.seq)
+						used += (size_t)snprintf(resent + used, sizeof(resent) - used, "%s%u",
+									 used ? " " : "", ms);
+			}
+			if (ms == cases[i].fh_again_ms)
+				h_packet(&h, &synack, &out);
+			if (ms == cases[i].ack_ms)
+				break;
+		}
+		CHECK(strcmp(resent, cases[i].resent) == 0, "SYN-ACK %s: resent at [%s], expected [%s]", cases[i].name,
+		      resent, cases[i].resent);
+		CHECK(h.flow->cnt.syn_acks_cached == cases[i].cached, "SYN-ACK %s: syn_acks_cached %llu, expected %u",
+		      cases[i].name, (unsigned long long)h.flow->cnt.syn_acks_cached, cases[i].cached);
+		CHECK(h.flow->cnt.rtx_given_up == cases[i].given_up, "SYN-ACK %s: rtx_given_up %llu, expected %u",
+		      cases[i].name, (unsigned long long)h.flow->cnt.rtx_given_up, cases[i].given_up);
+		if (cases[i].ack_ms) {
+			h_packet(&h, &ack, &out);
+			CHECK(h.flow->cache.count == 0 && flow_timer_next(&h.ft) == 0,
+			      "SYN-ACK %s: the ACK empties the cache (%u) and stops the timer", cases[i].name,
+			      h.flow->cache.count);
+			h_packet(&h, &data, &out);
+			CHECK(flow_timer_next(&h.ft) == h.now + h.cfg.rto_initial_ns,
+			      "SYN-ACK %s: the first data segment's timer runs from rto_initial", cases[i].name);
+		}
+		CHECK(h.ft.budget.bytes == h.flow->cache.bytes, "SYN-ACK %s: budget %llu vs flow %u", cases[i].name,
+		      (unsigned long long)h.ft.budget.bytes, h.flow->cache.bytes);
+		h_free(&h);
+	}
+}
+
 static int run_case(const char *name, const struct step *steps, int family, bool sack, uint32_t isn,
 		    void (*tweak)(struct pep_config *), const char *expect_counters)
 {
@@ -814,6 +906,7 @@ int main(void)
 	late_in_a_steady_queue();
 	sender_copy_replaces_ours();
 	forward_modes();
+	synack_cases();
 	run_case("single_loss", single_loss, 4, false, 1000000, NULL,
 		 "local_rtx=1 dupacks_dropped=3 cached_packets=5 dupacks_forwarded=0 "
 		 "repaired_one_round=1 repaired_more_rounds=0");

@@ -158,6 +158,49 @@ def test_snoop_repairs_wireless_losses_locally(tmp_path: Path, sender: str) -> N
     assert goodput_mbps(snooped) > goodput_mbps(stock)
 
 
+def connect_ms(topo: Topology, port: int) -> float:
+    """How long WH's connect() to a listener at S takes (the handshake only), in ms."""
+    with in_netns(topo.host("wh").name):
+        start = time.monotonic()
+        with socket.create_connection((topo.address("s"), port), timeout=15):
+            return (time.monotonic() - start) * 1000
+
+
+def lose_next_synack(topo: Topology) -> None:
+    """WH drops the next SYN-ACK it receives and none after it (a quota of one 60-byte packet)."""
+    wh = topo.host("wh")
+    wh.run(["iptables", "-F", "INPUT"])
+    wh.run(["iptables", "-A", "INPUT", "-p", "tcp", "--tcp-flags", "SYN,ACK", "SYN,ACK",
+            "-m", "quota", "--quota", "100", "-j", "DROP"])  # fmt: skip
+
+
+def test_snoop_resends_a_synack_lost_on_the_hop(tmp_path: Path) -> None:
+    """A SYN-ACK lost between the base station and WH: without pepd the client
+    waits out its 1 s initial timeout and sends its SYN again; snoop caches the
+    SYN-ACK and resends it after rto_initial (200 ms)."""
+    with Topology(profile("0%")) as topo:
+        with in_netns(topo.host("s").name):
+            listener = socket.create_server(("", 5999))
+        try:
+            lose_next_synack(topo)
+            stock = connect_ms(topo, 5999)
+            with pepd_running(topo, tmp_path, "--filter", "snoop") as daemon:
+                lose_next_synack(topo)
+                snooped = connect_ms(topo, 5999)
+                # WH's ACK, a hop away, frees the cached SYN-ACK
+                poll_until(
+                    "the SYN-ACK freed", lambda: daemon.totals()["cached_packets_now"] == 0 or None, deadline_s=10
+                )
+                totals = daemon.totals()
+            dropped = topo.host("wh").run(["iptables", "-L", "INPUT", "-v", "-x", "-n"])
+        finally:
+            listener.close()
+    assert stock >= 1000, f"stock connected in {stock:.0f} ms: the SYN-ACK was not lost ({dropped})"
+    assert totals["syn_acks_cached"] == 1 and totals["local_rtx_timer"] >= 1, (snooped, totals)
+    # a round trip (60 ms) after rto_initial; the rest is the emulator's slack
+    assert 200 <= snooped <= 700, f"with snoop: {snooped:.0f} ms (stock {stock:.0f} ms)"
+
+
 def test_snoop_over_ipv6(tmp_path: Path) -> None:
     with Topology(profile("3%")) as topo, pepd_running(topo, tmp_path) as daemon:
         data = transfer(topo, 6, family="6")
