@@ -118,6 +118,48 @@ def common_window(offsets_s: Sequence[float], duration_s: float) -> tuple[float,
     return (start, end) if end > start else None
 
 
+# The flows must have run together for at least this fraction of their
+# duration, or the run measured something else (a late flow alone).
+MIN_TOGETHER = 0.5
+
+
+def established_per_port(ss_output: str, ports: Sequence[int]) -> dict[int, int]:
+    """How many established TCP connections have each of ``ports`` as their
+    local port, from ``ss -Htn`` output (State Recv-Q Send-Q Local Peer)."""
+    counts = dict.fromkeys(ports, 0)
+    for line in ss_output.splitlines():
+        fields = line.split()
+        if len(fields) < 5 or fields[0] != "ESTAB":
+            continue
+        port = fields[3].rsplit(":", 1)[-1]
+        if port.isdigit() and int(port) in counts:
+            counts[int(port)] += 1
+    return counts
+
+
+def together_problem(starts_s: Sequence[float | None], duration_s: float) -> str | None:
+    """Why flows that began transferring at ``starts_s`` (None: never seen)
+    and each ran ``duration_s`` did not run together long enough to be
+    compared, or None if they did.  A flow's start is its data connection,
+    not its launch: iperf3 sets up a control connection first, across the
+    same lossy hop, and behind a queue the other flows already fill its
+    messages can wait out several backed-off timeouts."""
+    missing = [i + 1 for i, start in enumerate(starts_s) if start is None]
+    if missing:
+        return f"flow(s) {', '.join(map(str, missing))} never started transferring within {duration_s:g} s"
+    starts = [start for start in starts_s if start is not None]
+    window = common_window(starts, duration_s)
+    together = window[1] - window[0] if window else 0.0
+    if together >= MIN_TOGETHER * duration_s:
+        return None
+    first = min(starts)
+    late = ", ".join(f"flow {i + 1} at +{start - first:.1f} s" for i, start in enumerate(starts) if start - first > 1.0)
+    return (
+        f"the flows ran together for {together:.1f} s of {duration_s:g} s (less than {MIN_TOGETHER:.0%}): "
+        f"late starters {late or '-'}; their set-up crossed the lossy hop behind the others' queue"
+    )
+
+
 def bytes_within(intervals: Sequence[tuple[float, float, float]], start: float, end: float) -> float:
     """Bytes of (start, end, bytes) intervals that fall in [start, end],
     pro rata for an interval the window cuts (bytes spread evenly within it)."""

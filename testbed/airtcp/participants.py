@@ -40,6 +40,7 @@ FLOW_TIMEOUT_S = 60.0  # one short flow is given up after this long
 # iperf3's report period for each of many concurrent flows: a coarser series
 # keeps the result file small (16 flows x 2 outputs per run).
 GROUP_INTERVAL_S = 1.0
+TRANSFER_POLL_S = 0.1  # how often the receiver's sockets are read until every flow's transfer began
 
 
 class Participant(Protocol):
@@ -191,6 +192,7 @@ class FlowGroup:
         self.senders = list(senders)
         self.duration_s = duration_s
         self.offsets: list[float] = []
+        self.started: list[float | None] = []
 
     def listen(self, topo: Topology) -> None:
         for member in self.members:
@@ -203,6 +205,24 @@ class FlowGroup:
         for member in self.members:
             self.offsets.append(round(time.monotonic() - began, 3))
             member.start(topo, family)
+        self.started = self._await_transfers(topo, began)
+
+    def _await_transfers(self, topo: Topology, began: float) -> list[float | None]:
+        """When each flow's data connection came up (its transfer began), on
+        the clock of the first launch; None for a flow not up within the
+        duration.  Read from the receiver's sockets: iperf3's own start
+        time has a resolution of one second."""
+        ports = [member.settings.port for member in self.members]
+        started: list[float | None] = [None] * len(ports)
+        while None in started and time.monotonic() - began < self.duration_s:
+            counts = flowstats.established_per_port(topo.host(self.receiver).run(["ss", "-Htn"], check=False), ports)
+            now = round(time.monotonic() - began, 3)
+            for i, port in enumerate(ports):
+                if started[i] is None and counts[port] >= 2:  # the control connection and the data stream
+                    started[i] = now
+            if None in started:
+                time.sleep(TRANSFER_POLL_S)
+        return started
 
     def finish(self, deadline: float) -> None:
         for member in self.members:
@@ -222,7 +242,8 @@ class FlowGroup:
                 "sender": sender.name,
                 "congestion_control": member.flow.congestion_control,
                 "port": member.settings.port,
-                "start_offset_s": self.offsets[i] if i < len(self.offsets) else None,
+                "launch_offset_s": self.offsets[i] if i < len(self.offsets) else None,
+                "start_offset_s": self.started[i] if i < len(self.started) else None,
             }
             flows.append(entry)
             try:
@@ -234,19 +255,21 @@ class FlowGroup:
                 data = entry.get("raw", {}).get(key)
                 if isinstance(data, dict):
                     iperf.drop_duplicate_intervals(data)
-        window = flowstats.common_window(self.offsets, self.duration_s)
+        problem = flowstats.together_problem(self.started, self.duration_s)
+        starts = [start for start in self.started if start is not None]
+        window = flowstats.common_window(starts, self.duration_s) if len(starts) == len(flows) else None
         into["window_s"] = list(window) if window else None
         if window is not None:
             start, end = window
-            for entry, offset in zip(flows, self.offsets, strict=False):
+            for entry, offset in zip(flows, starts, strict=True):
                 intervals = flowstats.receiver_intervals(entry.get("raw", {}).get("iperf3_server"))
                 if intervals:
                     got = flowstats.bytes_within(intervals, start - offset, end - offset)
                     entry["window_goodput_mbps"] = got * 8 / (end - start) / 1e6
         if failed:
             raise AirtcpError("; ".join(failed))
-        if window is None:
-            raise AirtcpError(f"the {len(flows)} flows never all ran at once (offsets {self.offsets})")
+        if problem is not None:
+            raise AirtcpError(problem)
 
 
 class ShortFlows:
