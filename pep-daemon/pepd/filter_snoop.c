@@ -79,6 +79,8 @@ uint64_t snoop_rto(const struct snoop_state *s, const struct pep_config *cfg)
 	if (s->rtt_valid) {
 		var = 4 * s->rttvar_ns;
 		rto = s->srtt_ns + (var > RTTVAR_FLOOR_NS ? var : RTTVAR_FLOOR_NS);
+	} else if (s->handshake_rtt_ns) {
+		rto = 3 * s->handshake_rtt_ns;	/* RFC 6298 after a first sample R: R + 4 R/2 */
 	} else {
 		rto = cfg->rto_initial_ns;
 	}
@@ -575,6 +577,22 @@ static void on_dupack(const struct snoop_policy *pol, struct flow *f, const stru
 	}
 }
 
+/*
+ * The wireless host's ACK of a SYN-ACK cached here, sent once (Karn): the
+ * hop's first round trip.  It times the local timer of the first window
+ * (a tail loss there otherwise waits rto_initial), and nothing else: a
+ * 60-byte SYN-ACK's round trip leaves out a full segment's serialisation,
+ * too little for the minimum RTT the congestion signal and the clamp use.
+ */
+static void handshake_rtt_sample(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx)
+{
+	const struct seg *g = f->cache.count ? segq_at(&f->cache, 0) : NULL;
+
+	if (g && g->seq == f->conn.fh_isn && seq_leq(g->end, p->ack) && g->local_rtx == 0 &&
+	    !(g->flags & SEG_SENDER_RTX) && ctx->now > g->last_tx_ns)
+		f->st.snoop.handshake_rtt_ns = ctx->now - g->last_tx_ns;
+}
+
 static void on_ack_evidence(const struct snoop_policy *pol, struct flow *f, const struct pkt *p,
 			    const struct pep_ctx *ctx, struct pep_out *out, bool sackm, bool pure)
 {
@@ -595,6 +613,7 @@ static void on_ack_evidence(const struct snoop_policy *pol, struct flow *f, cons
 		s->backoff = 0;
 		if (s->data_seen && seq_after(p->ack, s->snd_max))
 			s->snd_max = p->ack;
+		handshake_rtt_sample(f, p, ctx);
 		segq_ack(&f->cache, ctx->budget, p->ack);
 		return;
 	}

@@ -39,6 +39,7 @@ struct snoop_state {
 	uint64_t srtt_ns;
 	uint64_t rttvar_ns;
 	bool rtt_valid;
+	uint64_t handshake_rtt_ns;	/* the cached SYN-ACK's round trip: times the local timer until rtt_valid */
 	uint32_t backoff;
 	uint64_t last_gen_ack_ns;
 	/* congestion signalling at this box's queue (see filter_snoop.c) */
