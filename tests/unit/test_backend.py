@@ -90,10 +90,16 @@ def test_missing_vm_kernel_names_the_package() -> None:
         be.find_vm_kernel("9.9.9-nope")
 
 
-def test_vm_argv(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    vng = tmp_path / "vng"
-    vng.touch()
-    monkeypatch.setattr(be, "_vng", lambda: vng)
+@pytest.fixture
+def vng(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A stand-in for virtme-ng's executable: vm_argv only needs its path."""
+    path = tmp_path / "vng"
+    path.touch()
+    monkeypatch.setattr(be, "_vng", lambda: path)
+    return path
+
+
+def test_vm_argv(vng: Path) -> None:
     kernel = be.VmKernel("6.1.0-56-amd64", Path("/boot/vmlinuz-6.1.0-56-amd64"), Path("/lib/modules/x/build"))
     argv = be.vm_argv(
         kernel, ["python", "-m", "airtcp", "run", "--profile", "a b"], [Path("/w")], {"X": "1"}, be.VmOptions()
@@ -106,12 +112,8 @@ def test_vm_argv(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert not any(arg.startswith("--qemu-opts") for arg in argv)  # 6.1: multi-threaded TCG
 
 
-def test_a_kernel_unsafe_under_multi_threaded_tcg_runs_single_threaded(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    vng = tmp_path / "vng"
-    vng.touch()
-    monkeypatch.setattr(be, "_vng", lambda: vng)
+@pytest.mark.usefixtures("vng")
+def test_a_kernel_unsafe_under_multi_threaded_tcg_runs_single_threaded() -> None:
     kernel = be.VmKernel("6.12.117+deb12-amd64", Path("/k/vmlinuz"), Path("/k/build"), single_threaded_tcg=True)
     argv = be.vm_argv(kernel, ["true"], [], {}, be.VmOptions())
     assert "--qemu-opts=-accel tcg,thread=single" in argv
@@ -160,12 +162,8 @@ def test_find_vm_kernel_picks_the_tcg_threading_per_series(
 
 
 @pytest.mark.parametrize(("value", "verbose"), [("", False), ("0", False), ("1", True), ("yes", True)])
-def test_vm_console_follows_the_environment(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, value: str, verbose: bool
-) -> None:
-    vng = tmp_path / "vng"
-    vng.touch()
-    monkeypatch.setattr(be, "_vng", lambda: vng)
+@pytest.mark.usefixtures("vng")
+def test_vm_console_follows_the_environment(monkeypatch: pytest.MonkeyPatch, value: str, verbose: bool) -> None:
     monkeypatch.setenv("AIRTCP_VM_CONSOLE", value)
     kernel = be.VmKernel("6.1.0-56-amd64", Path("/boot/vmlinuz-6.1.0-56-amd64"), Path("/lib/modules/x/build"))
     argv = be.vm_argv(kernel, ["true"], [], {}, be.VmOptions())
