@@ -918,9 +918,15 @@ def describe(result: Mapping[str, Any]) -> str:
         loads = "\nworkloads: " + "; ".join(
             f"{w.get('name')} ({w.get('duration_s')} s): {w.get('description')}" for w in listed
         )
+    # Each workload's runs last its own duration (listed below when not bulk alone).
+    lengths = {w.get("duration_s") for w in listed}
+    if len(lengths) > 1:
+        length = "run lengths per workload"
+    else:
+        length = f"{lengths.pop() if lengths else exp.get('duration_s')} s per run"
     return (
         f"experiment {exp.get('name')} ({state}): profile {first.get('name')} - {first.get('description')}{swept}\n"
-        f"{exp.get('duration_s')} s per run, backend {meta.get('backend')}, kernel {meta.get('kernel_release')}, "
+        f"{length}, backend {meta.get('backend')}, kernel {meta.get('kernel_release')}, "
         f"airtcp {meta.get('git_describe')}{beside}{loads}"
     )
 

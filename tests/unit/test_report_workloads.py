@@ -196,3 +196,18 @@ def test_progress_lines_per_workload() -> None:
     )
     bulk = {"transfer": {"goodput_mbps": 1.5, "retransmits": 3, "mean_rtt_ms": 90.0}}
     assert run_summary(bulk, load_workload("bulk")) == "1.500 Mbit/s, 3 retransmissions, mean RTT 90.0 ms"
+
+
+@pytest.mark.parametrize(
+    ("durations", "phrase"),
+    [
+        ([], "20 s per run"),  # no workloads recorded: the experiment's duration
+        ([60.0], "60.0 s per run"),  # a short-flow workload runs its own length, not the experiment's
+        ([30.0, 30.0], "30.0 s per run"),
+        ([20, 60.0], "run lengths per workload"),
+    ],
+)
+def test_the_header_gives_the_length_the_runs_had(durations: list[float], phrase: str) -> None:
+    workloads = [{"name": f"w{i}", "duration_s": d, "description": "d"} for i, d in enumerate(durations)]
+    doc = {"experiment": {"name": "e", "duration_s": 20, "workloads": workloads}, "metadata": {}}
+    assert phrase in report.describe(doc).splitlines()[1]
