@@ -182,9 +182,12 @@ static bool retransmit(const struct snoop_policy *pol, struct flow *f, struct se
 		       struct pep_out *out, bool by_timer)
 {
 	struct snoop_state *s = &f->st.snoop;
+	uint32_t rounds = ctx->cfg->max_local_rtx;
 	uint8_t extra;
 
-	if (g->local_rtx >= ctx->cfg->max_local_rtx) {
+	if (f->conn.fh_syn && g->seq == f->conn.fh_isn && rounds > SNOOP_SYNACK_ROUNDS)
+		rounds = SNOOP_SYNACK_ROUNDS;	/* the SYN-ACK */
+	if (g->local_rtx >= rounds) {
 		if (!(g->flags & SEG_GIVEN_UP)) {
 			g->flags |= SEG_GIVEN_UP;
 			COUNT(ctx, f, rtx_given_up, 1);
