@@ -31,9 +31,9 @@ from .workload import Workload
 
 # How long after the transfer iperf3 may take to exchange its results.
 END_GRACE_S = 60.0
+SERVER_END_S = 20.0  # how long the receiver may take to finish after its client did
 END_EXCHANGE = (
-    "iperf3's end-of-test exchange had not finished {grace:g} s after the transfer: "
-    "goodput from the receiver's intervals within the transfer"
+    "iperf3's end-of-test exchange had not finished {waited}: goodput from the receiver's intervals within the transfer"
 )
 SHORTFLOW_SCRIPT = Path(__file__).with_name("shortflow.py")
 FLOW_TIMEOUT_S = 60.0  # one short flow is given up after this long
@@ -94,7 +94,7 @@ class IperfFlow:
         self.duration_s = duration_s
         self.server: Background | None = None
         self.client: Background | None = None
-        self.end_stuck = False
+        self.end_stuck: str | None = None  # how long the end exchange was waited for, if it never finished
 
     @property
     def receiver(self) -> str:
@@ -135,11 +135,16 @@ class IperfFlow:
             # crosses the lossy hop too: at a high loss rate its last
             # messages may still be in retransmission.  The receiver's
             # counts say what the transfer delivered (salvage_transfer).
-            self.end_stuck = True
-        if self.end_stuck:
+            self.end_stuck = f"{self.grace_s:g} s after the transfer"
             self.server.stop()  # SIGTERM: iperf3 prints what it has
-        else:
-            self.server.wait(timeout=20)
+            return
+        try:
+            self.server.wait(timeout=SERVER_END_S)
+        except CommandError:
+            # The sender is done, the receiver's side of the exchange is
+            # not (its last messages lost on the hop): wait stopped it,
+            # and it printed its intervals.
+            self.end_stuck = f"{SERVER_END_S:g} s after the sender had"
 
     def stop(self) -> None:
         for proc in (self.server, self.client):
@@ -149,9 +154,11 @@ class IperfFlow:
     def collect(self, into: dict[str, Any], ss_samples: str | None) -> None:
         assert self.client is not None and self.server is not None
         into["raw"] = {}
-        into["transfer"] = _transfer_of(self.client, self.server, self.end_stuck, self.duration_s, into["raw"])
+        into["transfer"] = _transfer_of(
+            self.client, self.server, self.end_stuck is not None, self.duration_s, into["raw"]
+        )
         if self.end_stuck:
-            into["end_exchange"] = END_EXCHANGE.format(grace=END_GRACE_S)
+            into["end_exchange"] = END_EXCHANGE.format(waited=self.end_stuck)
         if ss_samples is not None:
             into["series"] = {"ss": ss.parse_samples(ss_samples, self.settings.port)}
 
