@@ -123,20 +123,6 @@ def common_window(offsets_s: Sequence[float], duration_s: float) -> tuple[float,
 MIN_TOGETHER = 0.5
 
 
-def established_per_port(ss_output: str, ports: Sequence[int]) -> dict[int, int]:
-    """How many established TCP connections have each of ``ports`` as their
-    local port, from ``ss -Htn`` output (State Recv-Q Send-Q Local Peer)."""
-    counts = dict.fromkeys(ports, 0)
-    for line in ss_output.splitlines():
-        fields = line.split()
-        if len(fields) < 5 or fields[0] != "ESTAB":
-            continue
-        port = fields[3].rsplit(":", 1)[-1]
-        if port.isdigit() and int(port) in counts:
-            counts[int(port)] += 1
-    return counts
-
-
 def together_problem(starts_s: Sequence[float | None], duration_s: float) -> str | None:
     """Why flows that began transferring at ``starts_s`` (None: never seen)
     and each ran ``duration_s`` did not run together long enough to be

@@ -76,9 +76,8 @@ class Participant(Protocol):
 
 
 def _listening(topo: Topology, ports: Sequence[int], role: str) -> bool | None:
-    out = topo.host(role).run(["ss", "-Hltn"], check=False)
-    listening = {line.split()[3].rsplit(":", 1)[-1] for line in out.splitlines() if len(line.split()) > 3}
-    return True if all(str(port) in listening for port in ports) else None
+    counts = ss.sockets_per_port(topo.host(role).run(["ss", "-Hltn"], check=False), ports, "LISTEN")
+    return True if all(counts.values()) else None
 
 
 class IperfFlow:
@@ -222,7 +221,7 @@ class FlowGroup:
         ports = [member.settings.port for member in self.members]
         started: list[float | None] = [None] * len(ports)
         while None in started and time.monotonic() - began < self.duration_s:
-            counts = flowstats.established_per_port(topo.host(self.receiver).run(["ss", "-Htn"], check=False), ports)
+            counts = ss.sockets_per_port(topo.host(self.receiver).run(["ss", "-Htn"], check=False), ports, "ESTAB")
             now = round(time.monotonic() - began, 3)
             for i, port in enumerate(ports):
                 if started[i] is None and counts[port] >= 2:  # the control connection and the data stream

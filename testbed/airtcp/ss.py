@@ -10,6 +10,7 @@ few short processes per sample.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .netns import Netns
@@ -118,6 +119,21 @@ def parse_sockets(text: str) -> list[Socket]:
 def _port(endpoint: str) -> int | None:
     _, _, port = endpoint.rpartition(":")
     return int(port) if port.isdigit() else None
+
+
+def sockets_per_port(text: str, ports: Sequence[int], state: str) -> dict[int, int]:
+    """How many sockets in ``state`` (ss's name: ``LISTEN``, ``ESTAB``) have
+    each of ``ports`` as their local port, from ``ss -Htn`` or ``ss -Hltn``
+    output (State Recv-Q Send-Q Local Peer)."""
+    counts = dict.fromkeys(ports, 0)
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 5 or fields[0] != state:
+            continue
+        port = _port(fields[3])
+        if port in counts:
+            counts[port] += 1
+    return counts
 
 
 def parse_samples(text: str, peer_port: int) -> list[dict[str, object]]:

@@ -74,23 +74,6 @@ def test_common_window(offsets: list[float], duration: float, expected: tuple[fl
     assert flowstats.common_window(offsets, duration) == expected
 
 
-SS_OUT = """\
-ESTAB 0      0      10.10.2.2:5201  10.10.1.1:40100
-ESTAB 0      0      10.10.2.2:5201  10.10.1.1:40102
-ESTAB 0      0      10.10.2.2:5202  10.10.1.1:40104
-TIME-WAIT 0  0      10.10.2.2:5202  10.10.1.1:40000
-SYN-RECV 0   0      10.10.2.2:5203  10.10.1.1:40106
-ESTAB 0      0      [fd00:10:2::2]:5204  [fd00:10:1::1]:40108
-ESTAB 0      0      10.10.2.2:22    10.10.1.1:50000
-garbage
-"""
-
-
-def test_established_connections_are_counted_per_local_port() -> None:
-    got = flowstats.established_per_port(SS_OUT, [5201, 5202, 5203, 5204, 5205])
-    assert got == {5201: 2, 5202: 1, 5203: 0, 5204: 1, 5205: 0}
-
-
 @pytest.mark.parametrize(
     ("starts", "duration", "problem"),
     [

@@ -145,3 +145,27 @@ def test_salvage_takes_the_senders_intervals() -> None:
     assert transfer.retransmits == sum(p.get("retransmits", 0) for p in series)
     assert transfer.min_rtt_ms == min(p["rtt_ms"] for p in series if "rtt_ms" in p)
     assert iperf.load_partial_json("not json") is None and iperf.load_partial_json("[1]") is None
+
+
+SS_OUT = """\
+ESTAB 0      0      10.10.2.2:5201  10.10.1.1:40100
+ESTAB 0      0      10.10.2.2:5201  10.10.1.1:40102
+ESTAB 0      0      10.10.2.2:5202  10.10.1.1:40104
+TIME-WAIT 0  0      10.10.2.2:5202  10.10.1.1:40000
+SYN-RECV 0   0      10.10.2.2:5203  10.10.1.1:40106
+ESTAB 0      0      [fd00:10:2::2]:5204  [fd00:10:1::1]:40108
+ESTAB 0      0      10.10.2.2:22    10.10.1.1:50000
+LISTEN 0     5      [::]:5205       [::]:*
+garbage
+"""
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        ("ESTAB", {5201: 2, 5202: 1, 5203: 0, 5204: 1, 5205: 0}),
+        ("LISTEN", {5201: 0, 5202: 0, 5203: 0, 5204: 0, 5205: 1}),
+    ],
+)
+def test_sockets_are_counted_per_local_port_and_state(state: str, expected: dict[int, int]) -> None:
+    assert ss.sockets_per_port(SS_OUT, [5201, 5202, 5203, 5204, 5205], state) == expected
