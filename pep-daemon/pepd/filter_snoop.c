@@ -177,6 +177,12 @@ static void note_transmission(struct snoop_state *s, struct seg *g, uint64_t now
 	g->last_tx_ns = now;
 }
 
+/* Is g the fixed host's SYN (a cached SYN-ACK), not data? */
+static bool seg_is_syn(const struct flow *f, const struct seg *g)
+{
+	return f->conn.fh_syn && g->seq == f->conn.fh_isn;
+}
+
 /* One local retransmission round of g; false when it was not sent. */
 static bool retransmit(const struct snoop_policy *pol, struct flow *f, struct seg *g, const struct pep_ctx *ctx,
 		       struct pep_out *out, bool by_timer)
@@ -185,8 +191,8 @@ static bool retransmit(const struct snoop_policy *pol, struct flow *f, struct se
 	uint32_t rounds = ctx->cfg->max_local_rtx;
 	uint8_t extra;
 
-	if (f->conn.fh_syn && g->seq == f->conn.fh_isn && rounds > SNOOP_SYNACK_ROUNDS)
-		rounds = SNOOP_SYNACK_ROUNDS;	/* the SYN-ACK */
+	if (seg_is_syn(f, g) && rounds > SNOOP_SYNACK_ROUNDS)
+		rounds = SNOOP_SYNACK_ROUNDS;
 	if (g->local_rtx >= rounds) {
 		if (!(g->flags & SEG_GIVEN_UP)) {
 			g->flags |= SEG_GIVEN_UP;
@@ -591,7 +597,7 @@ static void handshake_rtt_sample(struct flow *f, const struct pkt *p, const stru
 {
 	const struct seg *g = f->cache.count ? segq_at(&f->cache, 0) : NULL;
 
-	if (g && g->seq == f->conn.fh_isn && seq_leq(g->end, p->ack) && g->local_rtx == 0 &&
+	if (g && seg_is_syn(f, g) && seq_leq(g->end, p->ack) && g->local_rtx == 0 &&
 	    !(g->flags & SEG_SENDER_RTX) && ctx->now > g->last_tx_ns)
 		f->st.snoop.handshake_rtt_ns = ctx->now - g->last_tx_ns;
 }
