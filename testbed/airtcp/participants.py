@@ -2,9 +2,11 @@
 
 A participant is one part of a run's traffic (``Participant``): an
 iperf3 bulk flow (``IperfFlow``: the transfer and the competing flow
-alike), a group of concurrent iperf3 flows (``FlowGroup``: workload
-kind ``many``), or a closed loop of short flows (``ShortFlows``: kind
-``short``, airtcp's own client and server or lighttpd and curl).
+alike), a group of concurrent flows (workload kind ``many``: iperf3
+pairs started one after the other, ``FlowGroup``, or airtcp's own
+sender and sink, which start every flow at once, ``BarrierFlows``), or a
+closed loop of short flows (``ShortFlows``: kind ``short``, airtcp's own
+client and server or lighttpd and curl).
 runner.py takes every participant through the same steps.
 """
 
@@ -21,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import flowstats, iperf, ss
+from . import bulkflows, flowstats, iperf, ss
 from .errors import AirtcpError, CommandError
 from .experiment import Experiment, Flow
 from .proc import Background, poll_until
@@ -36,6 +38,8 @@ END_EXCHANGE = (
     "iperf3's end-of-test exchange had not finished {waited}: goodput from the receiver's intervals within the transfer"
 )
 SHORTFLOW_SCRIPT = Path(__file__).with_name("shortflow.py")
+BULKFLOWS_SCRIPT = Path(__file__).with_name("bulkflows.py")
+CONNECT_TIMEOUT_S = 30.0  # every flow's handshake must be done by then (bulkflows.py's barrier)
 FLOW_TIMEOUT_S = 60.0  # one short flow is given up after this long
 # iperf3's report period for each of many concurrent flows: a coarser series
 # keeps the result file small (16 flows x 2 outputs per run).
@@ -278,6 +282,138 @@ class FlowGroup:
             raise AirtcpError(problem)
 
 
+class BarrierFlows:
+    """Concurrent bulk flows S -> WH that start together (workload kind
+    ``many``, ``client = "airtcp"``): bulkflows.py's sink at WH, its sender
+    at S, which connects every flow and starts writing on all of them
+    once the last handshake is done.  Each flow's goodput is taken, as for
+    FlowGroup, over the window in which all of them ran, from the sink's
+    per-bin byte counts; the processes share the runner's monotonic clock.
+    """
+
+    key = None
+    receiver = "wh"
+    grace_s = CONNECT_TIMEOUT_S + END_GRACE_S
+
+    def __init__(self, exp: Experiment, workload: Workload, senders: Sequence[Sender], duration_s: float) -> None:
+        self.port = iperf.PORT
+        self.senders = list(senders)
+        self.mss = exp.mss
+        self.window = exp.window
+        self.family = "6" if exp.ipv6 else "4"
+        self.duration_s = duration_s
+        self.sink: Background | None = None
+        self.sender: Background | None = None
+        self.began = 0.0
+        self.problems: list[str] = []
+
+    def listen(self, topo: Topology) -> None:
+        argv = [
+            sys.executable, str(BULKFLOWS_SCRIPT), "sink", "--port", str(self.port), "--flows", str(len(self.senders)),
+            "--family", self.family, "--deadline", f"{self.duration_s + self.grace_s:g}",
+        ]  # fmt: skip
+        if self.window is not None:
+            argv += ["--window", str(self.window)]
+        sink = self.sink = topo.host(self.receiver).spawn(argv, name="bulk-flow sink")
+
+        def up() -> bool | None:
+            if not sink.running():
+                raise AirtcpError(f"{sink.name} exited ({sink.popen.returncode}): {sink.stderr.strip()[-300:]}")
+            return _listening(topo, [self.port], self.receiver)
+
+        poll_until(f"the {sink.name} to listen", up, deadline_s=30)
+
+    def start(self, topo: Topology, family: str) -> None:
+        argv = [
+            sys.executable, str(BULKFLOWS_SCRIPT), "send", "--address", topo.address(self.receiver, family),
+            "--port", str(self.port), "--congestion", ",".join(s.congestion_control for s in self.senders),
+            "--duration", f"{self.duration_s:g}", "--connect-timeout", f"{CONNECT_TIMEOUT_S:g}",
+        ]  # fmt: skip
+        if self.mss is not None:
+            argv += ["--mss", str(self.mss)]
+        if self.window is not None:
+            argv += ["--window", str(self.window)]
+        self.began = time.monotonic()
+        self.sender = topo.host("s").spawn(argv, name="bulk-flow sender")
+
+    def finish(self, deadline: float) -> None:
+        assert self.sender is not None and self.sink is not None
+        try:
+            self.sender.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except CommandError:
+            self.problems.append(f"the bulk-flow sender had not finished {self.grace_s:g} s after the duration")
+        try:
+            # The sender closed its sockets with data still queued: the sink
+            # sees the last of it and the FINs up to a few round trips later.
+            self.sink.wait(timeout=SERVER_END_S)
+        except CommandError:
+            self.problems.append(
+                f"the bulk-flow sink had not seen every flow close {SERVER_END_S:g} s after the sender"
+            )
+
+    def stop(self) -> None:
+        for proc in (self.sender, self.sink):
+            if proc is not None:
+                proc.stop()
+
+    def collect(self, into: dict[str, Any], ss_samples: str | None) -> None:
+        assert self.sender is not None and self.sink is not None
+        raw: dict[str, Any] = {"sender": self.sender.stdout[-20000:], "sink": self.sink.stdout[-200000:]}
+        into["raw"] = raw
+        for name, proc in (("sender", self.sender), ("sink", self.sink)):
+            if proc.stderr.strip():
+                raw[f"{name}_stderr"] = proc.stderr[-4000:]
+        sent = _one_json(self.sender.stdout, "bulk-flow sender")
+        received = _one_json(self.sink.stdout, "bulk-flow sink")
+        raw.update(sender=sent, sink=received)
+        if sent.get("error"):
+            raise AirtcpError(f"bulk-flow sender: {sent['error']}")
+        t0, bin_s = float(received["t0"]), float(received["bin_s"])
+        flows: list[dict[str, Any]] = []
+        into["flows"] = flows
+        into["released_offset_s"] = round(float(sent["released"]) - self.began, 3)
+        sinks = bulkflows.join_flows(sent["flows"], received.get("flows", []))
+        starts: list[float | None] = []
+        for i, (flow, sender, got) in enumerate(zip(sent["flows"], self.senders, sinks, strict=True)):
+            entry: dict[str, Any] = {
+                "index": i + 1,
+                "sender": sender.name,
+                "congestion_control": flow["congestion_control"],
+                "congestion_used": flow.get("congestion_used"),  # read back from the socket
+                "port": flow.get("local_port"),
+                "launch_offset_s": round(float(flow["connected"]) - self.began, 3),
+                "start_offset_s": None,
+                "sent_bytes": flow.get("sent_bytes"),
+                "tcp_info": flow.get("tcp_info"),
+            }
+            if got is not None and "first_byte" in got:
+                entry["start_offset_s"] = round(float(got["first_byte"]) - self.began, 3)
+                entry["received_bytes"] = got.get("bytes")
+            starts.append(entry["start_offset_s"])
+            flows.append(entry)
+        problem = flowstats.together_problem(starts, self.duration_s)
+        known = [start for start in starts if start is not None]
+        window = flowstats.common_window(known, self.duration_s) if len(known) == len(flows) else None
+        into["window_s"] = list(window) if window else None
+        if window is not None:
+            for entry, got in zip(flows, sinks, strict=True):
+                assert got is not None
+                intervals = bulkflows.intervals_of(got, t0, bin_s, self.began)
+                entry["window_goodput_mbps"] = (
+                    flowstats.bytes_within(intervals, *window) * 8 / (window[1] - window[0]) / 1e6
+                )
+        problems = [*self.problems, *([problem] if problem else [])]
+        if problems:
+            raise AirtcpError("; ".join(problems))
+
+
+def _one_json(stdout: str, what: str) -> dict[str, Any]:
+    records, _bad = parse_lines(stdout)
+    if len(records) != 1:
+        raise AirtcpError(f"{what}: expected one JSON object on stdout, got {len(records)}: {stdout.strip()[-300:]!r}")
+    return records[0]
+
+
 class ShortFlows:
     """A closed loop of short flows (workload kind ``short``): a server at S, the client at WH.
 
@@ -459,6 +595,8 @@ def participants(exp: Experiment, workload: Workload, sender: Sender) -> list[Pa
     if workload.kind == "short":
         return [ShortFlows(workload, duration, "6" if exp.ipv6 else "4")]
     flows = exp.flows(sender, workload)
+    if workload.kind == "many" and workload.client == "airtcp":
+        return [BarrierFlows(exp, workload, workload.flow_senders(sender), duration)]
     if workload.kind == "many":
         return [FlowGroup(flows, workload.flow_senders(sender), exp, duration)]
     return [IperfFlow(flow, exp, duration) for flow in flows]

@@ -13,9 +13,12 @@ A workload is one of three kinds:
     project's own client and server (shortflow.py), ``"http"`` lighttpd
     and curl from Debian.
 ``many``
-    ``flows`` concurrent iperf3 bulk flows S -> WH through the same path;
+    ``flows`` concurrent bulk flows S -> WH through the same path;
     ``senders`` (optional) gives them their senders in turn (half CUBIC,
     half BBR: ``["cubic", "bbr"]``), else every flow runs the case's.
+    ``client = "iperf3"`` runs one iperf3 pair per flow, each started on
+    its own; ``"airtcp"`` the project's own (bulkflows.py), which connects
+    every flow first and starts them all at once.
 
 Parsing and validation only (pure apart from reading files); runner.py
 runs a workload, report.py summarises what it measured.
@@ -38,9 +41,10 @@ COMMON_KEYS = ("description", "kind", "duration", "notes")
 KEYS = {
     "bulk": COMMON_KEYS,
     "short": (*COMMON_KEYS, "sizes", "client", "port"),
-    "many": (*COMMON_KEYS, "flows", "senders"),
+    "many": (*COMMON_KEYS, "flows", "senders", "client"),
 }
 CLIENTS = ("airtcp", "http")
+MANY_CLIENTS = ("iperf3", "airtcp")
 SHORT_PORT = 8080
 # Sizes a short flow may have: one byte up to what a closed loop of a few
 # minutes can still repeat over the slowest profile (64 MB at 2 Mbit/s is
@@ -58,7 +62,7 @@ class Workload:
     source: str
     duration_s: float | None = None  # None: the experiment's duration
     sizes: tuple[int, ...] = ()  # short: bytes per object, fetched in turn
-    client: str = "airtcp"  # short: airtcp | http
+    client: str = "airtcp"  # short: airtcp | http; many: iperf3 | airtcp
     port: int = SHORT_PORT  # short: the server's port at S
     flows: int = 1  # many: concurrent flows
     senders: tuple[Sender, ...] = ()  # many: the flows' senders in turn; () = the case's sender
@@ -86,7 +90,7 @@ class Workload:
         if self.kind == "short":
             doc.update(sizes=list(self.sizes), client=self.client, port=self.port)
         if self.kind == "many":
-            doc.update(flows=self.flows, senders=[s.to_json() for s in self.senders])
+            doc.update(flows=self.flows, senders=[s.to_json() for s in self.senders], client=self.client)
         return doc
 
 
@@ -190,7 +194,10 @@ def _parse_many(
         )
     if senders:
         mix_sender(where, senders)  # fails now if they cannot share S
-    return Workload(name, description, "many", where, duration, flows=flows, senders=senders)
+    client = data.get("client", "iperf3")
+    if client not in MANY_CLIENTS:
+        raise ConfigError(where, "client", client, f"expected one of {', '.join(MANY_CLIENTS)}")
+    return Workload(name, description, "many", where, duration, client=str(client), flows=flows, senders=senders)
 
 
 def load_workload(name_or_path: str, flag: str = "--workload") -> Workload:

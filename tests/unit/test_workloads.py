@@ -35,6 +35,7 @@ def test_shipped_short_and_many_workloads() -> None:
     assert load_workload("short-flows-http").client == "http"
     many = load_workload("many-16")
     assert many.flows == 16 and [s.name for s in many.senders] == ["cubic", "bbr"]
+    assert (many.client, load_workload("many-4").client) == ("airtcp", "iperf3")
     cubic = load_sender("cubic")
     assert [s.congestion_control for s in many.flow_senders(cubic)] == ["cubic", "bbr"] * 8
     assert many.mix is not None and many.mix.name == "cubic+bbr" and many.mix.congestion_control == "cubic"
@@ -53,6 +54,7 @@ def test_shipped_short_and_many_workloads() -> None:
         ({"kind": "short", "sizes": ["10KB"], "port": 80}, "port", "must be at least 1024"),
         ({"kind": "short", "sizes": ["10KB"], "duration": "0s"}, "duration", "duration must be positive"),
         ({"kind": "many", "flows": 1}, "flows", "must be at least 2"),
+        ({"kind": "many", "flows": 2, "client": "http"}, "client", "expected one of iperf3, airtcp"),
         ({"kind": "many", "flows": 65}, "flows", "at most 64"),
         ({"kind": "many", "flows": 5, "senders": ["cubic", "bbr"]}, "flows", "does not split evenly over the 2"),
         ({"kind": "many", "flows": 4, "senders": ["cubic", "cubic"]}, "senders", "a sender named twice"),
