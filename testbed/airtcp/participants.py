@@ -84,6 +84,13 @@ def _listening(topo: Topology, ports: Sequence[int], role: str) -> bool | None:
     return True if all(counts.values()) else None
 
 
+def _up(topo: Topology, server: Background, port: int, role: str) -> bool | None:
+    """True once ``server`` listens on ``port``; an error if it exited first."""
+    if not server.running():
+        raise AirtcpError(f"{server.name} exited ({server.popen.returncode}): {server.stderr.strip()[-300:]}")
+    return _listening(topo, [port], role)
+
+
 class IperfFlow:
     """An iperf3 bulk flow: a server on the receiver, a client on S."""
 
@@ -315,13 +322,7 @@ class BarrierFlows:
         if self.window is not None:
             argv += ["--window", str(self.window)]
         sink = self.sink = topo.host(self.receiver).spawn(argv, name="bulk-flow sink")
-
-        def up() -> bool | None:
-            if not sink.running():
-                raise AirtcpError(f"{sink.name} exited ({sink.popen.returncode}): {sink.stderr.strip()[-300:]}")
-            return _listening(topo, [self.port], self.receiver)
-
-        poll_until(f"the {sink.name} to listen", up, deadline_s=30)
+        poll_until(f"the {sink.name} to listen", lambda: _up(topo, sink, self.port, self.receiver), deadline_s=30)
 
     def start(self, topo: Topology, family: str) -> None:
         argv = [
@@ -451,14 +452,9 @@ class ShortFlows:
             argv = [sys.executable, str(SHORTFLOW_SCRIPT), "serve", "--port", str(self.port), "--family", self.family]
             self.server = host.spawn(argv, name="short-flow server")
         server = self.server
-        poll_until(f"the {server.name} to listen", lambda: self._up(topo, server), deadline_s=30)
+        poll_until(f"the {server.name} to listen", lambda: _up(topo, server, self.port, "s"), deadline_s=30)
         if not same_namespace(server.popen.pid, host.name):
             raise AirtcpError(f"{server.name} (pid {server.popen.pid}) is not in namespace {host.name}")
-
-    def _up(self, topo: Topology, server: Background) -> bool | None:
-        if not server.running():
-            raise AirtcpError(f"{server.name} exited ({server.popen.returncode}): {server.stderr.strip()[-300:]}")
-        return _listening(topo, [self.port], "s")
 
     def start(self, topo: Topology, family: str) -> None:
         assert self.server is not None
