@@ -173,7 +173,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             str(out),
             "--no-report",
         ]
-        status = _in_guest(args, choice, guest, [out.parent])
+        try:
+            status = _in_guest(args, choice, guest, [out.parent])
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the VM was killed, its runner could not say so
+            res.mark_interrupted(out)
+            return _interrupted(out)
     else:
         netns.require_root("the native backend")
         status = _run_native(exp, out, choice)
@@ -187,13 +191,20 @@ def _run_native(exp: ex.Experiment, out: Path, choice: be.Choice) -> int:
     try:
         doc = runner.run_experiment(exp, out, choice.backend, choice.reason)
     except KeyboardInterrupt:
-        print(f"airtcp: interrupted; finished runs are saved in {out} (airtcp report {out})", file=sys.stderr)
-        return 130
+        return _interrupted(out)
     failed = sum(1 for case in doc["cases"] for run in case["runs"] if run.get("error"))
     if failed:
         print(f"airtcp: {failed} run(s) failed; their errors are in {out}", file=sys.stderr)
         return 1
     return 0
+
+
+def _interrupted(out: Path) -> int:
+    if out.exists():
+        print(f"airtcp: interrupted; finished runs are saved in {out} (airtcp report {out})", file=sys.stderr)
+    else:
+        print("airtcp: interrupted before the first run was saved", file=sys.stderr)
+    return 130
 
 
 def _plot_formats(args: argparse.Namespace) -> list[str]:

@@ -84,6 +84,26 @@ def save(result: Mapping[str, object], path: Path) -> None:
         raise
 
 
+def mark_interrupted(path: Path) -> bool:
+    """Say in a result file that its experiment was stopped before the end.
+
+    For a run in the VM, whose guest is killed with it and cannot say so
+    itself; the finished runs stay as the guest last saved them.  False
+    (the file left alone) if there is none or it cannot be read.
+    """
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return False
+    if data.get("complete"):
+        return True  # stopped after the last run was saved: nothing was lost
+    data.update(interrupted=True, finished=now_iso())
+    save(data, path)
+    return True
+
+
 def load(path: Path) -> dict[str, Any]:
     """A result file, also gzip-compressed (``.json.gz``, as kept under Documentation/eval/data)."""
     try:

@@ -56,6 +56,48 @@ def test_result_roundtrip_and_atomic_save(tmp_path: Path) -> None:
     assert [p.name for p in path.parent.iterdir()] == ["r.json"]  # no temporary left
 
 
+def test_a_run_stopped_from_the_host_is_marked_interrupted(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    assert not result.mark_interrupted(path)  # nothing saved yet: nothing to mark
+    doc = result.new_result({"name": "x"}, {"backend": "vm"})
+    result.case_entry(doc, "p", "stock", "cubic")["runs"].append({"error": None})
+    result.save(doc, path)
+    assert result.mark_interrupted(path)
+    marked = result.load(path)
+    assert marked["interrupted"] and not marked["complete"] and marked["finished"]
+    assert marked["cases"] == doc["cases"]  # the finished runs as saved
+    doc["complete"] = True
+    result.save(doc, path)
+    assert result.mark_interrupted(path) and not result.load(path)["interrupted"]  # all runs were in
+    other = tmp_path / "other.json"
+    other.write_text('{"format": "flent"}')
+    assert not result.mark_interrupted(other) and other.read_text() == '{"format": "flent"}'
+
+
+def test_a_vm_run_killed_on_the_host_leaves_its_file_marked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SIGTERM (or Ctrl-C) to the host's airtcp kills the VM with its runner,
+    which therefore cannot write "interrupted" itself."""
+    from airtcp import backend as be
+    from airtcp import cli
+
+    out = tmp_path / "r.json"
+
+    def guest_killed(*_args: object, **_kwargs: object) -> int:
+        result.save(result.new_result({"name": "x"}, {"backend": "vm"}), out)  # what the guest saved before
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_choose", lambda args: be.Choice("vm", "test"))
+    monkeypatch.setattr(cli, "_kernel_release", lambda choice, args: "6.1.0-test")
+    monkeypatch.setattr(cli, "_build", lambda choice, args: None)
+    monkeypatch.setattr(cli, "_in_guest", guest_killed)
+    argv = ["run", "--profile", "uniform-2m-20ms-0pct", "--scheme", "stock", "--sender", "cubic", "--out", str(out)]
+    assert cli.main(argv) == 130
+    assert result.load(out)["interrupted"]
+    assert f"interrupted; finished runs are saved in {out}" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
