@@ -95,10 +95,10 @@ def test_concurrent_flows_each_with_its_own_congestion_control() -> None:
 def test_sixteen_flows_over_loss_start_together() -> None:
     """Over 3 % loss, 16 iperf3 pairs started 10-15 s apart (their control
     connections queued behind the flows already running); airtcp's own
-    sender connects all 16 first and releases them at once.  Their initial
-    windows (160 segments) meet a 40-packet queue: a flow that loses its
-    first segment there or on the hop starts after a timeout or two, so
-    the first bytes at the sink spread over about a second, not 10 s."""
+    sender connects all 16 first and releases them at once, and every flow
+    is counted from the release.  Their initial windows (160 segments) meet
+    a 40-packet queue, so some flows get little or nothing through for a
+    while: that is starvation, counted, not a late start."""
     workload = {
         "kind": "many", "description": "t", "flows": 16, "senders": ["cubic", "bbr"], "duration": "8s",
         "client": "airtcp",
@@ -106,11 +106,10 @@ def test_sixteen_flows_over_loss_start_together() -> None:
     record = _run(workload, load_profile("uniform-2m-20ms-3pct"))
     flows = record["flows"]
     assert [f["congestion_used"] for f in flows] == ["cubic", "bbr"] * 8  # read back from each socket
-    starts = [f["start_offset_s"] for f in flows]
-    assert max(starts) - min(starts) <= 4.0, starts
-    assert all(f["launch_offset_s"] <= record["released_offset_s"] <= f["start_offset_s"] for f in flows)
-    start, end = record["window_s"]
-    assert end - start >= 4.0, record["window_s"]
+    released = record["released_offset_s"]
+    assert all(f["launch_offset_s"] <= released for f in flows)  # every handshake done before
+    assert record["window_s"] == [released, released + 8.0]
+    assert all(f["start_offset_s"] is None or f["start_offset_s"] > released for f in flows)
     goodputs = [f["window_goodput_mbps"] for f in flows]
     # together they fill the hop and no more; one CUBIC flow among eight BBR
     # flows over 3 % loss may get next to nothing in 8 s (seen: 7 kbit/s)
