@@ -305,7 +305,7 @@ class BarrierFlows:
     receiver = "wh"
     grace_s = CONNECT_TIMEOUT_S + END_GRACE_S
 
-    def __init__(self, exp: Experiment, workload: Workload, senders: Sequence[Sender], duration_s: float) -> None:
+    def __init__(self, exp: Experiment, senders: Sequence[Sender], duration_s: float) -> None:
         self.port = iperf.PORT
         self.senders = list(senders)
         self.mss = exp.mss
@@ -364,9 +364,7 @@ class BarrierFlows:
         assert self.sender is not None and self.sink is not None
         raw: dict[str, Any] = {"sender": self.sender.stdout[-20000:], "sink": self.sink.stdout[-200000:]}
         into["raw"] = raw
-        for name, proc in (("sender", self.sender), ("sink", self.sink)):
-            if proc.stderr.strip():
-                raw[f"{name}_stderr"] = proc.stderr[-4000:]
+        _keep_stderr(raw, sender=self.sender, sink=self.sink)
         sent = _one_json(self.sender.stdout, "bulk-flow sender")
         received = _one_json(self.sink.stdout, "bulk-flow sink")
         raw.update(sender=sent, sink=received)
@@ -404,6 +402,13 @@ class BarrierFlows:
             self.problems.append(f"no byte reached the sink within the {self.duration_s:g} s after the release")
         if self.problems:
             raise AirtcpError("; ".join(self.problems))
+
+
+def _keep_stderr(raw: dict[str, Any], **procs: Background) -> None:
+    """The tail of what each process wrote to stderr, under ``NAME_stderr``, if anything."""
+    for name, proc in procs.items():
+        if proc.stderr.strip():
+            raw[f"{name}_stderr"] = proc.stderr[-4000:]
 
 
 def _one_json(stdout: str, what: str) -> dict[str, Any]:
@@ -493,9 +498,7 @@ class ShortFlows:
         assert self.client is not None and self.server is not None
         raw: dict[str, Any] = {}
         into["raw"] = raw
-        for name, proc in (("client", self.client), ("server", self.server)):
-            if proc.stderr.strip():
-                raw[f"{name}_stderr"] = proc.stderr[-4000:]
+        _keep_stderr(raw, client=self.client, server=self.server)
         if self.server_log:
             raw["lighttpd_log"] = self.server_log
         flows, bad = parse_lines(self.client.stdout)
@@ -590,7 +593,7 @@ def participants(exp: Experiment, workload: Workload, sender: Sender) -> list[Pa
         return [ShortFlows(workload, duration, "6" if exp.ipv6 else "4")]
     flows = exp.flows(sender, workload)
     if workload.kind == "many" and workload.client == "airtcp":
-        return [BarrierFlows(exp, workload, workload.flow_senders(sender), duration)]
+        return [BarrierFlows(exp, workload.flow_senders(sender), duration)]
     if workload.kind == "many":
         return [FlowGroup(flows, workload.flow_senders(sender), exp, duration)]
     return [IperfFlow(flow, exp, duration) for flow in flows]
