@@ -87,6 +87,7 @@ c.close()
 print(json.dumps({"bytes": n, "sha256": h.hexdigest(), "wrong_bytes": wrong, "wrong_samples": samples}))
 """
 
+
 def default_profile() -> Profile:
     """20 Mbit/s 5 ms wired, 10 Mbit/s 10 ms wireless losing 2 % both ways, 100-packet queues."""
     links = {
