@@ -189,6 +189,16 @@ def fair_shares(values: Sequence[float]) -> list[float]:
     return [v / fair for v in values]
 
 
+def group_shares(values: Sequence[float], groups: Sequence[str]) -> dict[str, float]:
+    """Each group's goodput over its fair share, n_group x total / N: how a
+    mix of senders (CUBIC and BBR flows) splits the link."""
+    shares = fair_shares(values)
+    by_group: dict[str, list[float]] = {}
+    for group, share in zip(groups, shares, strict=True):
+        by_group.setdefault(group, []).append(share)
+    return {group: sum(s) / len(s) for group, s in sorted(by_group.items())}
+
+
 def starved(values: Sequence[float], threshold: float = STARVED_SHARE) -> list[int]:
     """Indices of flows below ``threshold`` of their fair share."""
     return [i for i, share in enumerate(fair_shares(values)) if share < threshold]

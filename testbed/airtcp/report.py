@@ -505,6 +505,8 @@ class ManySummary:
     starved_runs: int  # runs in which some flow got less than STARVED_SHARE of its fair share
     flows: list[FlowShare] = field(default_factory=list)
     batch: str = ""
+    # each congestion control's flows together, over their fair share, over runs
+    by_congestion_control: dict[str, Summary | None] = field(default_factory=dict)
 
 
 def _window_goodputs(run: Mapping[str, Any]) -> list[float] | None:
@@ -533,6 +535,11 @@ def summarize_many(case: Mapping[str, Any], batch: str = "") -> ManySummary:
                     share=_summary([s[i] if i < len(s) else None for s in shares]),
                 )
             )
+    by_cc: dict[str, list[float | None]] = {}
+    for run, goodputs in zip(runs, per_run, strict=True):
+        controls = [str(f.get("congestion_control")) for f in run["flows"]]
+        for cc, share in flowstats.group_shares(goodputs, controls).items():
+            by_cc.setdefault(cc, []).append(share)
     return ManySummary(
         profile=str(case.get("profile")),
         workload=str(case.get("workload")),
@@ -545,13 +552,14 @@ def summarize_many(case: Mapping[str, Any], batch: str = "") -> ManySummary:
         starved_runs=sum(1 for g in per_run if flowstats.starved(g)),
         flows=flows,
         batch=batch,
+        by_congestion_control={cc: _summary(values) for cc, values in sorted(by_cc.items())},
     )
 
 
 def _many_table(rows: Sequence[ManySummary], baseline: str | None, batched: bool) -> list[list[str]]:
     lines = [
         [*(["batch"] if batched else []), "case", "runs", "flows", "total Mbit/s", "median CI", "vs base",
-         "Jain", "least share", "runs with a starved flow"]
+         "Jain", "least share", "runs with a starved flow", "share by sender"]
     ]  # fmt: skip
     for row in rows:
         base = _baseline_row(rows, row, baseline)
@@ -567,9 +575,17 @@ def _many_table(rows: Sequence[ManySummary], baseline: str | None, batched: bool
                 _fmt(row.jain, 3),
                 _fmt(row.least_share, 2),
                 f"{row.starved_runs} of {row.runs}",
+                _by_congestion_control(row),
             ]
         )
     return lines
+
+
+def _by_congestion_control(row: ManySummary) -> str:
+    """ "bbr 1.18, cubic 0.83": each congestion control's flows over their fair share, or - for one."""
+    if len(row.by_congestion_control) < 2:
+        return "-"
+    return ", ".join(f"{cc} {_fmt(summary, 2)}" for cc, summary in row.by_congestion_control.items())
 
 
 def _per_flow_table(rows: Sequence[ManySummary], batched: bool) -> list[list[str]]:
@@ -685,7 +701,8 @@ def merged_table(batch_list: Sequence[Batch], baseline: str | None = None) -> st
             many = [r for r in rows if isinstance(r, ManySummary)]
             title = (
                 "concurrent flows: total goodput in the window all ran, Jain's index, least share of the fair "
-                f"share (starved below {flowstats.STARVED_SHARE:g}); medians over runs"
+                f"share (starved below {flowstats.STARVED_SHARE:g}), each sender's flows together over their "
+                "fair share; medians over runs"
             )
             blocks.append("\n".join([*heading, title, *_render(_many_table(many, baseline, batched))]))
             blocks.append("\n".join(["per flow (medians over runs)", *_render(_per_flow_table(many, batched))]))
@@ -864,6 +881,8 @@ def csv_text(batch_list: Sequence[Batch]) -> str:
                 emit(row, kind, "total_goodput_mbps", row.aggregate, what="total goodput")
                 emit(row, kind, "jain_index", row.jain)
                 emit(row, kind, "least_fair_share", row.least_share)
+                for cc, share in row.by_congestion_control.items():
+                    emit(row, kind, f"{cc}_share_of_fair", share)
                 for flow in row.flows:
                     emit(row, kind, f"flow{flow.index}_{flow.sender}_goodput_mbps", flow.goodput)
             else:

@@ -131,6 +131,20 @@ def test_fairness(values: list[float], jain: float | None, shares: list[float], 
     assert flowstats.starved(values) == starved
 
 
+@pytest.mark.parametrize(
+    ("values", "groups", "expected"),
+    [
+        ([1.0, 1.0, 1.0, 1.0], ["cubic", "bbr", "cubic", "bbr"], {"bbr": 1.0, "cubic": 1.0}),
+        ([1.5, 0.5, 1.5, 0.5], ["bbr", "cubic", "bbr", "cubic"], {"bbr": 1.5, "cubic": 0.5}),
+        ([3.0, 1.0, 0.0], ["bbr", "cubic", "cubic"], {"bbr": 2.25, "cubic": 0.375}),  # fair is 4/3
+        ([2.0, 2.0], ["cubic", "cubic"], {"cubic": 1.0}),
+        ([0.0, 0.0], ["cubic", "bbr"], {"bbr": 0.0, "cubic": 0.0}),  # nothing through: no share
+    ],
+)
+def test_group_shares(values: list[float], groups: list[str], expected: dict[str, float]) -> None:
+    assert flowstats.group_shares(values, groups) == pytest.approx(expected)
+
+
 # ---------------------------------------------------------------- verdicts
 
 

@@ -51,11 +51,11 @@ def _short(doc: dict[str, Any], scheme: str, per_run: list[list[tuple[int, float
 def _many(doc: dict[str, Any], scheme: str, per_run: list[list[float]]) -> None:
     case = result.case_entry(doc, "p", scheme, "cubic+bbr", "many-4")
     for goodputs in per_run:
+        senders = ["cubic" if i % 2 == 0 else "bbr" for i in range(len(goodputs))]
         flows = [
-            {"index": i + 1, "sender": "cubic" if i % 2 == 0 else "bbr", "congestion_control": "x",
-             "window_goodput_mbps": g}
-            for i, g in enumerate(goodputs)
-        ]  # fmt: skip
+            {"index": i + 1, "sender": cc, "congestion_control": cc, "window_goodput_mbps": g}
+            for i, (cc, g) in enumerate(zip(senders, goodputs, strict=True))
+        ]
         case["runs"].append({"error": None, "flows": flows})
 
 
@@ -94,6 +94,12 @@ def test_many_flow_summary() -> None:
     assert row.runs == 2 and row.aggregate is not None and row.aggregate.median == pytest.approx(1.9)
     assert row.starved_runs == 2 and [f.sender for f in row.flows] == ["cubic", "bbr", "cubic", "bbr"]
     assert row.flows[0].goodput is not None and row.flows[0].goodput.median == pytest.approx(1.1)
+    # cubic flows 1.5 and 1.3 of 1.9, bbr 0.4 and 0.6: over half the total each, medians of two runs
+    cubic, bbr = row.by_congestion_control["cubic"], row.by_congestion_control["bbr"]
+    assert cubic is not None and cubic.median == pytest.approx((1.5 + 1.3) / 1.9)
+    assert bbr is not None and bbr.median == pytest.approx((0.4 + 0.6) / 1.9)
+    line = next(line for line in report.table(doc).splitlines() if line.startswith("snoop/cubic+bbr"))
+    assert line.endswith("bbr 0.53, cubic 1.47"), line
 
 
 def test_verdicts_compare_with_stock_of_the_same_sender_and_workload() -> None:
