@@ -186,6 +186,21 @@ void nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, con
 		nfqueue_flush(q);
 }
 
+void nfqueue_verdict_mark(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, uint32_t mark)
+{
+	struct nlmsghdr *nlh;
+
+	if (q->txlen + 2 * VERDICT_MSG_MAX > TX_BUF_SIZE)
+		nfqueue_flush(q);
+	write_accepts(q);
+	nlh = verdict_put(q, NFQNL_MSG_VERDICT, id, (int)v);
+	mnl_attr_put_u32(nlh, NFQA_MARK, htonl(mark));
+	q->txlen += MNL_ALIGN(nlh->nlmsg_len);
+	q->verdict_messages++;
+	if (++q->held >= q->flush_bound)
+		nfqueue_flush(q);
+}
+
 /* ---------------------------------------------------------------- the receive loop */
 
 struct receive_ctx {
@@ -233,6 +248,7 @@ static int packet_cb(const struct nlmsghdr *nlh, void *data)
 	pkt.outdev = attr_u32(attr, NFQA_IFINDEX_OUTDEV);
 	pkt.physindev = attr_u32(attr, NFQA_IFINDEX_PHYSINDEV);
 	pkt.physoutdev = attr_u32(attr, NFQA_IFINDEX_PHYSOUTDEV);
+	pkt.mark = attr_u32(attr, NFQA_MARK);
 	info = attr_u32(attr, NFQA_SKB_INFO);
 	pkt.gso = info & NFQA_SKB_GSO;
 	pkt.csum_not_ready = info & NFQA_SKB_CSUMNOTREADY;

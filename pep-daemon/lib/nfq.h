@@ -45,6 +45,7 @@ struct nfqueue_packet {
 	uint32_t cap_len;	/* the packet's full length if data was cut short, else 0 */
 	uint32_t indev, outdev;	/* ifindex, 0 when none (a bridge port's bridge, for bridged packets) */
 	uint32_t physindev, physoutdev;	/* bridged packets: the bridge ports (0 when none) */
+	uint32_t mark;		/* NFQA_MARK: the packet's fwmark (0 when it has none) */
 	uint8_t family;		/* NFPROTO_IPV4, _IPV6, _BRIDGE: the hook's family */
 	uint8_t hook;		/* NF_INET_* or NF_BR_*: where the packet was queued */
 	bool gso;		/* NFQA_SKB_GSO: a super-packet */
@@ -65,6 +66,7 @@ struct nfqueue_packet {
 enum nfqueue_verdict {
 	NFQUEUE_DROP = 0,		/* NF_DROP */
 	NFQUEUE_ACCEPT = 1,		/* NF_ACCEPT */
+	NFQUEUE_REPEAT = 4,		/* NF_REPEAT: through the same hook's chain again */
 };
 
 struct nfqueue {
@@ -142,6 +144,14 @@ bool nfqueue_datagram_valid(const void *buf, size_t len);
  * round's end.
  */
 void nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, const uint8_t *payload, uint32_t len);
+
+/*
+ * Queue a verdict that also sets the packet's fwmark (NFQA_MARK): with
+ * NFQUEUE_REPEAT the packet goes through the chain that queued it again,
+ * now with that mark, where a rule can act on it (save it to the
+ * connection's mark).
+ */
+void nfqueue_verdict_mark(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, uint32_t mark);
 
 /* Send the verdicts queued so far. */
 void nfqueue_flush(struct nfqueue *q);

@@ -100,7 +100,10 @@ static void datagrams(void)
 
 /* ---------------------------------------------------------------- verdicts */
 
-/* What was sent, one message a letter: A accept, D drop, M accept with bytes, B batch accept; then ":id". */
+/*
+ * What was sent, one message a letter: A accept, D drop, M accept with bytes, B batch accept, R repeat;
+ * then ":id", and "/mark" for a message that sets the packet's mark.
+ */
 static void sent_messages(char *out, size_t cap)
 {
 	size_t off = 0, used = 0;
@@ -110,7 +113,8 @@ static void sent_messages(char *out, size_t cap)
 		const struct nlmsghdr *nlh = (const struct nlmsghdr *)(sent.buf + off);
 		const struct nfqnl_msg_verdict_hdr *vh;
 		const struct nlattr *a;
-		bool payload = false;
+		bool payload = false, has_mark = false;
+		uint32_t mark = 0;
 		char kind;
 
 		off += MNL_ALIGN(nlh->nlmsg_len);
@@ -122,6 +126,10 @@ static void sent_messages(char *out, size_t cap)
 				vh = mnl_attr_get_payload(a);
 			if (mnl_attr_get_type(a) == NFQA_PAYLOAD)
 				payload = true;
+			if (mnl_attr_get_type(a) == NFQA_MARK) {
+				has_mark = true;
+				mark = ntohl(mnl_attr_get_u32(a));
+			}
 		}
 		if (!vh)
 			continue;
@@ -129,9 +137,13 @@ static void sent_messages(char *out, size_t cap)
 			kind = 'B';
 		else if (ntohl(vh->verdict) == NF_DROP)
 			kind = 'D';
+		else if (ntohl(vh->verdict) == NF_REPEAT)
+			kind = 'R';
 		else
 			kind = payload ? 'M' : 'A';
 		used += (size_t)snprintf(out + used, cap - used, "%s%c:%u", used ? " " : "", kind, ntohl(vh->id));
+		if (has_mark)
+			used += (size_t)snprintf(out + used, cap - used, "/%#x", mark);
 	}
 }
 
@@ -140,7 +152,8 @@ static void verdicts(void)
 	static const uint8_t bytes[60] = { 0x45 };
 	static const struct {
 		uint32_t flush_bound;
-		const char *decide;	/* per packet, ids from 1: a accept, d drop, m accept with new bytes */
+		/* per packet, ids from 1: a accept, d drop, m accept with new bytes, r repeat with mark 0x20000 */
+		const char *decide;
 		const char *want;	/* the messages sent */
 		int sends;		/* and in how many sends, the round's end included */
 		const char *why;
@@ -152,6 +165,8 @@ static void verdicts(void)
 		{ 2, "aaaaa", "B:2 B:4 B:5", 3, "flush_bound 2: sent every second verdict" },
 		{ 1, "ada", "B:1 D:2 B:3", 3, "flush_bound 1: each at once" },
 		{ 3, "adaa", "B:1 D:2 B:3 B:4", 2, "the bound counts every verdict, batched or not" },
+		{ 64, "aara", "B:2 R:3/0x20000 B:4", 1, "a repeat with a mark: its own message, in order" },
+		{ 2, "rr", "R:1/0x20000 R:2/0x20000", 1, "repeats count towards the bound" },
 	};
 	size_t i, k;
 
@@ -168,8 +183,11 @@ static void verdicts(void)
 		for (k = 0; cases[i].decide[k]; k++) {
 			char c = cases[i].decide[k];
 
-			nfqueue_verdict(&q, (uint32_t)k + 1, c == 'd' ? NFQUEUE_DROP : NFQUEUE_ACCEPT,
-					c == 'm' ? bytes : NULL, c == 'm' ? sizeof(bytes) : 0);
+			if (c == 'r')
+				nfqueue_verdict_mark(&q, (uint32_t)k + 1, NFQUEUE_REPEAT, 0x20000);
+			else
+				nfqueue_verdict(&q, (uint32_t)k + 1, c == 'd' ? NFQUEUE_DROP : NFQUEUE_ACCEPT,
+						c == 'm' ? bytes : NULL, c == 'm' ? sizeof(bytes) : 0);
 		}
 		nfqueue_flush(&q);	/* the round's end */
 		sent_messages(got, sizeof(got));
