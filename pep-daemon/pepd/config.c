@@ -54,6 +54,12 @@ static const struct cfg_key keys[] = {
 		  "kill -9 the next start (or pepd cleanup) removes the leftovers" },
 	{ .name = "mark", .type = CFG_UINT, F(mark), .min = 1, .max = 0xffffffffULL, .def = "0x10000",
 	  .help = "fwmark bit(s) pepd sets on its own packets (SO_MARK); the queue rules skip packets carrying them" },
+	{ .name = "bypass_mark", .type = CFG_UINT, F(bypass_mark), .min = 0, .max = 0xffffffffULL, .def = "0x20000",
+	  .help = "connection-mark bit(s) for flows the filter steps aside for for good (pc: flows_stepped_aside): "
+		  "pepd hands such a flow's packet back through its chain with this mark (NF_REPEAT), its rules save "
+		  "it to the connection's conntrack mark and queue nothing of that connection any more "
+		  "(flows_bypassed), so a flow pepd would only pass untouched costs it nothing; with pepd's own "
+		  "rules on routed interfaces only (not rules = none, not a bridge port); 0: queue every packet" },
 	{ .name = "queue_maxlen", .type = CFG_UINT, F(queue_maxlen), .min = 16, .max = 1u << 20, .def = "4096",
 	  .unit = "packets",
 	  .help = "kernel queue length; when it is full, or the netlink socket is, packets pass without pepd "
@@ -248,6 +254,10 @@ int config_check(const struct pep_config *cfg, char *err, size_t errlen)
 	if (cfg->queue + nq - 1 > 65535) {
 		cfg_err(err, errlen, "queue = %u with queues = %u: the last queue would be %u, past 65535", cfg->queue, nq,
 			cfg->queue + nq - 1);
+		return -1;
+	}
+	if (cfg->bypass_mark & cfg->mark) {
+		cfg_err(err, errlen, "bypass_mark = %#x shares bits with mark = %#x", cfg->bypass_mark, cfg->mark);
 		return -1;
 	}
 	if (cfg->rto_min_ns > cfg->rto_max_ns) {

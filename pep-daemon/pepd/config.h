@@ -60,6 +60,7 @@ struct pep_config {
 	bool headers_only;
 	enum pep_rules_backend rules;
 	uint32_t mark;
+	uint32_t bypass_mark;
 	uint32_t queue_maxlen;
 	uint64_t socket_buffer;
 	bool gso;

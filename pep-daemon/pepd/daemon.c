@@ -22,6 +22,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/netfilter.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -439,6 +440,16 @@ void pepd_handle_packet(void *queue, const struct nfqueue_packet *pkt)
 			       out.set_window ? out.window : -1, q->scratch);
 		nfqueue_verdict(&q->nfq, pkt->id, NFQUEUE_ACCEPT, q->scratch, p.len);
 		q->stats.verdicts_mangled++;
+	} else if (out.bypass && q->bypass_mark && pkt->family != NFPROTO_BRIDGE && !(pkt->mark & q->bypass_mark)) {
+		/*
+		 * Through pepd's chain again with the mark, which its first rule
+		 * saves to the connection: its queue rules then skip the flow.
+		 * Never twice (a packet back with the mark: rules that do not
+		 * know it), never a bridged frame (no conntrack in that family).
+		 */
+		nfqueue_verdict_mark(&q->nfq, pkt->id, NFQUEUE_REPEAT, pkt->mark | q->bypass_mark);
+		if (!f->cnt.flows_bypassed)
+			COUNT(&ctx, f, flows_bypassed, 1);
 	} else {
 		accept_unchanged(q, pkt);
 	}
@@ -659,6 +670,7 @@ static int queue_open(struct pepd_queue *q, uint32_t index, const struct pep_con
 	q->ops = ops;
 	q->index = index;
 	q->caches_data = cfg->filter == FILTER_SNOOP || cfg->filter == FILTER_SNOOPPLUS;
+	q->bypass_mark = rules_bypass_mark(cfg);
 	q->trace_start_ns = now;
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
 		seed = now + index;

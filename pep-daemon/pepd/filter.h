@@ -59,6 +59,8 @@ struct pep_out {
 	uint8_t sack_n;		/* forward with the SACK option cut to these blocks (0: as it came) */
 	struct sack_block sack_blocks[2];
 	bool set_window;	/* forward with the window field set to window (raw, unscaled) */
+	/* the filter will pass this flow untouched from now on: the kernel may stop queueing it (bypass_mark) */
+	bool bypass;
 	uint16_t window;
 	enum pep_timer_op timer_op;
 	uint64_t timer_at;	/* absolute, ns, with TIMER_SET */
@@ -118,6 +120,7 @@ static inline void out_reset(struct pep_out *out)
 	out->inject_seq = 0;
 	out->inject_end = 0;
 	out->hide_sack = false;
+	out->bypass = false;
 	out->sack_n = 0;
 	out->set_window = false;
 	out->timer_op = TIMER_KEEP;

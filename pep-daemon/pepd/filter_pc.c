@@ -174,6 +174,7 @@ static void pc_packet(struct flow *f, const struct pkt *p, enum pep_dir dir, con
 	if (s->seen && !s->aside && ctx->cfg->sack_flows == SACK_FLOWS_ASIDE && conn_sack_ok(&f->conn))
 		pc_step_aside(f, ctx);
 	if (s->aside) {
+		out->bypass = true;	/* for good: nothing brings a flow back */
 		if (dir == DIR_TO_WIRELESS)
 			COUNT(ctx, f, data_packets, 1);
 		else

@@ -45,6 +45,16 @@
  *                   (the mark cleared) when routed on, so that the firewall
  *                   has decided before pepd sees them; cleared on input.
  *
+ * Flows the filter passes untouched for good (bypass_mark): pepd hands
+ * such a flow's packet back with NF_REPEAT and the bypass mark on it; the
+ * chain's first rule saves the mark to the connection's conntrack mark,
+ * the queue rules skip a connection that carries it and a packet that
+ * does, and the chain's last rule clears it from the packet again.  A
+ * packet without a connection (conntrack's invalid or untracked) cannot
+ * be skipped that way and is queued by a rule of its own, so nothing that
+ * pepd saw before is hidden from it by the bypass.  Routed interfaces
+ * only: the bridge family has no conntrack.
+ *
  * Each backend is driven through its own command-line tool (nft -f,
  * iptables-restore), a handful of processes at start and stop, none on the
  * data path.  auto tries nft, then iptables-nft, then iptables-legacy: a
@@ -220,6 +230,20 @@ static void chain_name(const struct pep_config *cfg, char *name, size_t len)
 
 /* ---------------------------------------------------------------- interfaces */
 
+uint32_t rules_bypass_mark(const struct pep_config *cfg)
+{
+	char bridge[PEP_IFNAMSIZ];
+
+	if (cfg->rules == RULES_NONE || !cfg->bypass_mark)
+		return 0;
+	for (uint32_t i = 0; i < cfg->nwireless; i++) {
+		rules_bridge_of(cfg->wireless[i], bridge, sizeof(bridge));
+		if (bridge[0])
+			return 0;
+	}
+	return cfg->bypass_mark;
+}
+
 void rules_bridge_of(const char *name, char *bridge, size_t len)
 {
 	char link[PATH_MAX], path[PATH_MAX];
@@ -305,6 +329,20 @@ static void nft_queue_rule(struct text *t, const struct pep_config *cfg, const c
 	    match, set, cfg->mark, queues);
 }
 
+/* A routed interface's queue rule, with the bypass (see the top of the file) when bypass is set. */
+static void nft_routed_rule(struct text *t, const struct pep_config *cfg, const char *queues, const char *match,
+			    const char *set, uint32_t bypass)
+{
+	if (!bypass) {
+		nft_queue_rule(t, cfg, queues, match, set);
+		return;
+	}
+	add(t, "\t\t%s { %s } meta l4proto tcp meta mark & 0x%" PRIx32 " == 0 ct state { invalid, untracked } counter "
+	    "queue num %s bypass\n", match, set, cfg->mark | bypass, queues);
+	add(t, "\t\t%s { %s } meta l4proto tcp meta mark & 0x%" PRIx32 " == 0 ct mark & 0x%" PRIx32 " == 0 counter "
+	    "queue num %s bypass\n", match, set, cfg->mark | bypass, bypass, queues);
+}
+
 static void nft_chain(struct text *t, const char *name, const char *hook)
 {
 	add(t, "\tchain %s {\n\t\ttype filter hook %s priority " PEPD_NFT_PRIORITY "; policy accept;\n", name, hook);
@@ -334,7 +372,7 @@ static int nft_install(const struct pep_config *cfg, uint32_t nqueues, char *err
 	struct iface_sets ifs;
 	struct cmd_result r;
 	struct text t = { .len = 0 };
-	uint32_t mark = cfg->mark, clear = ~cfg->mark;
+	uint32_t mark = cfg->mark, clear = ~cfg->mark, bypass = rules_bypass_mark(cfg);
 	char table[32], queues[16];
 	int ret;
 
@@ -348,14 +386,20 @@ static int nft_install(const struct pep_config *cfg, uint32_t nqueues, char *err
 		add(&t, "add table bridge %s\ndelete table bridge %s\n", table, table);
 	add(&t, "table inet %s {\n", table);
 	nft_chain(&t, "forward", "forward");
+	if (bypass)
+		add(&t, "\t\tmeta mark & 0x%" PRIx32 " == 0x%" PRIx32 " ct mark set ct mark | 0x%" PRIx32 "\n", bypass,
+		    bypass, bypass);
 	if (ifs.routed[0]) {
-		nft_queue_rule(&t, cfg, queues, "oifname", ifs.routed);
-		nft_queue_rule(&t, cfg, queues, "iifname", ifs.routed);
+		nft_routed_rule(&t, cfg, queues, "oifname", ifs.routed, bypass);
+		nft_routed_rule(&t, cfg, queues, "iifname", ifs.routed, bypass);
 	}
 	if (ifs.ports[0])	/* from a bridge port, routed on: marked by the bridge's input chain below */
 		add(&t, "\t\tiifname { %s } meta l4proto tcp meta mark & 0x%" PRIx32 " == 0x%" PRIx32
 			" meta mark set meta mark & 0x%" PRIx32 " counter queue num %s bypass\n",
 		    ifs.bridges, mark, mark, clear, queues);
+	if (bypass)
+		add(&t, "\t\tmeta mark & 0x%" PRIx32 " == 0x%" PRIx32 " meta mark set meta mark & 0x%" PRIx32 "\n", bypass,
+		    bypass, ~bypass);
 	add(&t, "\t}\n");
 	if (ifs.ports[0]) {
 		nft_chain(&t, "input", "input");
@@ -535,6 +579,7 @@ static int ipt_install_family(const struct pep_config *cfg, uint32_t nqueues, co
 {
 	char chain[32], queues[48];
 	char *restore_argv[] = { (char *)tools->restore, "--noflush", "-w", NULL };
+	uint32_t bypass = rules_bypass_mark(cfg);
 	struct cmd_result r;
 	struct text t = { .len = 0 };
 	uint32_t i;
@@ -548,12 +593,30 @@ static int ipt_install_family(const struct pep_config *cfg, uint32_t nqueues, co
 	else
 		snprintf(queues, sizeof(queues), "--queue-num %" PRIu32, cfg->queue);
 	add(&t, "*security\n:%s - [0:0]\n", chain);
+	if (bypass)
+		add(&t, "-A %s -m mark --mark 0x%" PRIx32 "/0x%" PRIx32 " -j CONNMARK --or-mark 0x%" PRIx32 "\n", chain,
+		    bypass, bypass, bypass);
 	for (i = 0; i < cfg->nwireless; i++) {
-		add(&t, "-A %s -o %s -p tcp -m mark ! --mark 0x%" PRIx32 "/0x%" PRIx32 " -j NFQUEUE %s --queue-bypass\n",
-		    chain, cfg->wireless[i], cfg->mark, cfg->mark, queues);
-		add(&t, "-A %s -i %s -p tcp -m mark ! --mark 0x%" PRIx32 "/0x%" PRIx32 " -j NFQUEUE %s --queue-bypass\n",
-		    chain, cfg->wireless[i], cfg->mark, cfg->mark, queues);
+		for (int way = 0; way < 2; way++) {
+			const char *dev = way ? "-i" : "-o";
+
+			if (!bypass) {
+				add(&t, "-A %s %s %s -p tcp -m mark ! --mark 0x%" PRIx32 "/0x%" PRIx32 " -j NFQUEUE %s "
+				    "--queue-bypass\n", chain, dev, cfg->wireless[i], cfg->mark, cfg->mark, queues);
+				continue;
+			}
+			/* neither pepd's mark nor the bypass mark on the packet; no bypass mark on its connection */
+			add(&t, "-A %s %s %s -p tcp -m mark --mark 0x0/0x%" PRIx32 " -m conntrack --ctstate "
+			    "INVALID,UNTRACKED -j NFQUEUE %s --queue-bypass\n", chain, dev, cfg->wireless[i],
+			    cfg->mark | bypass, queues);
+			add(&t, "-A %s %s %s -p tcp -m mark --mark 0x0/0x%" PRIx32 " -m connmark --mark 0x0/0x%" PRIx32
+			    " -j NFQUEUE %s --queue-bypass\n", chain, dev, cfg->wireless[i], cfg->mark | bypass, bypass,
+			    queues);
+		}
 	}
+	if (bypass)
+		add(&t, "-A %s -m mark --mark 0x%" PRIx32 "/0x%" PRIx32 " -j MARK --and-mark 0x%" PRIx32 "\n", chain,
+		    bypass, bypass, ~bypass);
 	/* appended: after the security table's own rules too (a drop there stays final) */
 	add(&t, "-A FORWARD -j %s\nCOMMIT\n", chain);
 	if (t.overflow) {
@@ -608,11 +671,11 @@ static int ipt_counter(const struct pep_config *cfg, enum pep_rules_backend b, u
 			cmd_result_free(&r);
 			return -1;
 		}
-		/* lines look like "[123:4567] -A PEPD-Q0 -o wlan0 ..." */
+		/* lines look like "[123:4567] -A PEPD-Q0 -o wlan0 ... -j NFQUEUE ..."; only the queue rules count */
 		for (line = strtok_r(r.out, "\n", &saveptr); line; line = strtok_r(NULL, "\n", &saveptr)) {
 			char *close = strchr(line, ']');
 
-			if (line[0] == '[' && close && strncmp(close + 2, rule, strlen(rule)) == 0)
+			if (line[0] == '[' && close && strncmp(close + 2, rule, strlen(rule)) == 0 && strstr(line, "-j NFQUEUE"))
 				sum += strtoull(line + 1, NULL, 10);
 		}
 		cmd_result_free(&r);

@@ -27,6 +27,13 @@ int rules_queue_bound(uint32_t queue, uint32_t *portid);
 /* The bridge interface name is a port of, or "" when none (len: IF_NAMESIZE at least). */
 void rules_bridge_of(const char *name, char *bridge, size_t len);
 
+/*
+ * The connection mark pepd's rules skip (cfg->bypass_mark), or 0 when they
+ * queue every flow: rules = none, or a wireless interface is a bridge port
+ * (bridged frames have no conntrack in the bridge family).
+ */
+uint32_t rules_bypass_mark(const struct pep_config *cfg);
+
 /* Packets the rules have sent to the queue since they were installed. */
 int rules_queued_packets(const struct pep_config *cfg, enum pep_rules_backend used, uint64_t *packets);
 

@@ -42,7 +42,8 @@
 	X(egress_drop_signals, "losses left to the sender because the egress qdisc dropped meanwhile (egress_drops)") \
 	X(inject_errors, "sends that failed (the egress queue was full, or no route)")                         \
 	X(flows_seen, "flows the filter decided whether to act on (pc; 1 per connection)")                     \
-	X(flows_stepped_aside, "... of which it stepped aside for: passed untouched (pc: SACK, or only losses)")
+	X(flows_stepped_aside, "... of which it stepped aside for: passed untouched (pc: SACK, or only losses)") \
+	X(flows_bypassed, "... of which the kernel stopped queueing: handed back once with bypass_mark")
 
 struct pep_counters {
 #define PEP_COUNTER_FIELD(name, desc) uint64_t name;

@@ -190,6 +190,7 @@ struct harness {
 	uint32_t tsval;
 	uint32_t wh_tsval_last;	/* the TSval of the wireless host's last ACK: data echoes it */
 	char last_actions[512];
+	uint32_t bypass_asked;	/* packets whose out.bypass was set: the filter let the kernel stop queueing */
 };
 
 static inline void h_format(const struct harness *h, const struct pep_out *out, char *buf, size_t len)
@@ -275,6 +276,8 @@ static inline void h_packet(struct harness *h, const struct tpkt *t, struct pep_
 	conn_observe(&h->flow->conn, &p, dir);
 	out_reset(out);
 	h->ops->packet(h->flow, &p, dir, &ctx, out);
+	if (out->bypass)
+		h->bypass_asked++;
 	h_apply_timer(h, out);
 }
 

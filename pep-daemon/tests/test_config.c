@@ -167,6 +167,12 @@ static void file_errors(void)
 	      "%s", err);
 	config_set(&c, "queues", "2", "x", err, sizeof(err));
 	CHECK(config_check(&c, err, sizeof(err)) == 0 && config_queue_count(&c) == 2, "two fit: %s", err);
+	/* the bypass mark must not read as pepd's own */
+	config_set(&c, "bypass_mark", "0x30000", "x", err, sizeof(err));
+	CHECK(config_check(&c, err, sizeof(err)) < 0 &&
+		      strcmp(err, "bypass_mark = 0x30000 shares bits with mark = 0x10000") == 0, "%s", err);
+	config_set(&c, "bypass_mark", "0", "x", err, sizeof(err));
+	CHECK(config_check(&c, err, sizeof(err)) == 0, "bypass off: %s", err);
 	config_set(&c, "queues", "auto", "x", err, sizeof(err));
 	CHECK(config_queue_count(&c) >= 1 && config_queue_count(&c) <= PEP_MAX_QUEUES, "auto: the CPUs");
 }

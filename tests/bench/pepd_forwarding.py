@@ -16,9 +16,11 @@ just before it, with the same load:
    request/response round trips over one connection (1-byte messages,
    TCP_NODELAY): median and 99th percentile, and what pepd adds to them.
    For plain forwarding, pepd passthrough and snoop, each with one queue
-   and with N (queues = auto: one per CPU).  --techniques adds a row per
+   and with N (queues = auto: one per CPU), and the Packet Controller with
+   N, which steps aside for these SACK flows and hands them to the kernel
+   (bypass_mark).  --techniques adds a row per
    technique switched off (verdict_batch = 1, gso = false,
-   forward = inject) or on (headers_only, busy_poll = 50us), to show what
+   forward = inject, bypass_mark = 0) or on (headers_only, busy_poll = 50us), to show what
    each is worth, snoop
    without its window clamp (on veth the hop's bandwidth-delay product is
    a few segments, so the clamp, not pepd, limits each flow), and
@@ -369,6 +371,8 @@ def variants(techniques: bool, main: Path | None) -> list[Variant]:
         Variant("passthrough", ["--filter", "passthrough", "--queues", n], n),
         Variant("snoop", ["--filter", "snoop", "--queues", "1"], "1"),
         Variant("snoop", ["--filter", "snoop", "--queues", n], n),
+        # the flows negotiate SACK: pc steps aside for each and bypass_mark takes it out of the queue
+        Variant("pc (SACK flows)", ["--filter", "pc", "--queues", n], n),
     ]
     if techniques:
         rows += [
@@ -378,6 +382,7 @@ def variants(techniques: bool, main: Path | None) -> list[Variant]:
             Variant("snoop forward=inject", ["--filter", "snoop", "--queues", n, "--forward", "inject"], n),
             Variant("snoop forward=accept", ["--filter", "snoop", "--queues", n, "--forward", "accept"], n),
             Variant("snoop forward=auto", ["--filter", "snoop", "--queues", n, "--forward", "auto"], n),
+            Variant("pc bypass_mark=0", ["--filter", "pc", "--queues", n, "--bypass-mark", "0"], n),
             Variant("snoop busy_poll=50us", ["--filter", "snoop", "--queues", n, "--busy-poll", "50us"], n),
             Variant("snoop gso=false", ["--filter", "snoop", "--queues", n, "--gso", "false"], n, (True,)),
             # not a speed technique: the clamp keeps a window of 2 x the hop's BDP, tiny on veth

@@ -252,7 +252,8 @@ def test_kill_9_fails_open_and_a_restart_picks_up_new_flows(tmp_path: Path) -> N
         # a restart clears the leftover rules, installs its own once, and takes new flows
         with pepd_running(topo, tmp_path) as again:
             ruleset = pepd_rules(topo)
-            assert ruleset.count("queue") == 2, ruleset
+            # each direction: connections without bypass_mark, and those conntrack cannot mark
+            assert ruleset.count("queue") == 4, ruleset
             transfer(topo, 3)
             totals = again.totals()
         assert totals["flows_created"] >= 1 and totals["data_packets"] > 100, totals
@@ -365,6 +366,22 @@ def test_packet_controller_filters_reordering_dupacks(tmp_path: Path) -> None:
     assert fast_retransmits["pc"] <= fast_retransmits["stock"] // 2, fast_retransmits
 
 
+def test_a_flow_the_packet_controller_steps_aside_for_leaves_the_queue(tmp_path: Path) -> None:
+    """bypass_mark with nft: after its handshake a SACK flow is skipped by the queue rules (its connection's
+    conntrack mark), so pepd sees a handful of its packets; the transfer is whole.  The host tests do the same
+    with iptables-legacy (tests/host/test_pepd_bypass.py)."""
+    with Topology(profile("0%")) as topo:
+        with pepd_running(topo, tmp_path, "--filter", "pc") as daemon:
+            ruleset = pepd_rules(topo)
+            assert "ct mark set ct mark |" in ruleset, ruleset
+            data = transfer(topo, 3)
+            totals = daemon.totals()
+    # iperf3's control connection and its data connection, both with SACK
+    assert totals["flows_stepped_aside"] == totals["flows_bypassed"] == 2, totals
+    segments = int(data["end"]["sum_received"]["bytes"]) // 1448
+    assert segments > 200 and totals["data_packets"] < 40, (segments, totals)
+
+
 def test_airtcp_run_records_pepd_stats(tmp_path: Path) -> None:
     prof = write_short_lossy_profile(tmp_path, "2%")
     out = tmp_path / "r.json"
@@ -391,7 +408,8 @@ def test_iptables_backends_install_and_remove_their_rules(tmp_path: Path, backen
             # the security table: after the filter table has decided
             rules = topo.host("bs").run([save, "-t", "security"])
             assert "-A FORWARD -j PEPD-Q0" in rules
-            assert rules.count("--queue-bypass") == 2, rules
+            # each direction: a connection without bypass_mark, and one conntrack cannot mark (invalid)
+            assert rules.count("--queue-bypass") == 4, rules
             transfer(topo, 2)
             stats = daemon.stats()
             assert stats["pepd"]["rules"] == backend
