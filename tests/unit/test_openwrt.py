@@ -193,40 +193,18 @@ table inet airtcp_pepd_lab {
 """
 
 
+def lab_check(queues: int) -> subprocess.CompletedProcess[str]:
+    """pepd check of the lab's settings: two wireless interfaces, queue 7, a mark of their own."""
+    settings = ["--wireless", "wlan0,wlan1", "--queue", "7", "--queues", str(queues), "--mark", "0x30000"]
+    return check("pepd", *settings, "--bypass-mark", "0x40000", "--rules", "none")
+
+
 def test_the_nft_table_follows_pepds_effective_settings(built: None) -> None:
-    checked = check(
-        "pepd",
-        "--wireless",
-        "wlan0,wlan1",
-        "--queue",
-        "7",
-        "--queues",
-        "1",
-        "--mark",
-        "0x30000",
-        "--bypass-mark",
-        "0x40000",
-        "--rules",
-        "none",
-    )
+    checked = lab_check(1)
     done = run([str(MAP), "nft", "lab"], checked.stdout)
     assert (done.returncode, done.stdout) == (0, EXPECTED_NFT), done.stderr
     # several queues: the rules spread over all of them by the kernel's address hash
-    three = check(
-        "pepd",
-        "--wireless",
-        "wlan0,wlan1",
-        "--queue",
-        "7",
-        "--queues",
-        "3",
-        "--mark",
-        "0x30000",
-        "--bypass-mark",
-        "0x40000",
-        "--rules",
-        "none",
-    )
+    three = lab_check(3)
     spread = run([str(MAP), "nft", "lab"], three.stdout)
     assert spread.returncode == 0 and spread.stdout == EXPECTED_NFT.replace("queue num 7", "queue num 7-9").replace(
         "queue 7,", "queue 7-9,"
