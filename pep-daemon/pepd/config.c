@@ -59,7 +59,8 @@ static const struct cfg_key keys[] = {
 		  "pepd hands such a flow's packet back through its chain with this mark (NF_REPEAT), its rules save "
 		  "it to the connection's conntrack mark and queue nothing of that connection any more "
 		  "(flows_bypassed), so a flow pepd would only pass untouched costs it nothing; with pepd's own "
-		  "rules on routed interfaces only (not rules = none, not a bridge port); 0: queue every packet" },
+		  "rules on routed interfaces only (not rules = none, not a bridge port), and only for pc (the "
+		  "other filters never step aside, and their rules need no conntrack); 0: queue every packet" },
 	{ .name = "queue_maxlen", .type = CFG_UINT, F(queue_maxlen), .min = 16, .max = 1u << 20, .def = "4096",
 	  .unit = "packets",
 	  .help = "kernel queue length; when it is full, or the netlink socket is, packets pass without pepd "

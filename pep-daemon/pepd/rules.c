@@ -53,7 +53,8 @@
  * packet without a connection (conntrack's invalid or untracked) cannot
  * be skipped that way and is queued by a rule of its own, so nothing that
  * pepd saw before is hidden from it by the bypass.  Routed interfaces
- * only: the bridge family has no conntrack.
+ * only (the bridge family has no conntrack), and only for a filter that
+ * steps aside (pc): the others would switch conntrack on for nothing.
  *
  * Each backend is driven through its own command-line tool (nft -f,
  * iptables-restore), a handful of processes at start and stop, none on the
@@ -234,7 +235,8 @@ uint32_t rules_bypass_mark(const struct pep_config *cfg)
 {
 	char bridge[PEP_IFNAMSIZ];
 
-	if (cfg->rules == RULES_NONE || !cfg->bypass_mark)
+	/* only a filter that steps aside asks for it: the others need no conntrack */
+	if (cfg->rules == RULES_NONE || !cfg->bypass_mark || cfg->filter != FILTER_PC)
 		return 0;
 	for (uint32_t i = 0; i < cfg->nwireless; i++) {
 		rules_bridge_of(cfg->wireless[i], bridge, sizeof(bridge));

@@ -29,8 +29,9 @@ void rules_bridge_of(const char *name, char *bridge, size_t len);
 
 /*
  * The connection mark pepd's rules skip (cfg->bypass_mark), or 0 when they
- * queue every flow: rules = none, or a wireless interface is a bridge port
- * (bridged frames have no conntrack in the bridge family).
+ * queue every flow: rules = none, a filter that never steps aside (only pc
+ * does), or a wireless interface is a bridge port (bridged frames have no
+ * conntrack in the bridge family).
  */
 uint32_t rules_bypass_mark(const struct pep_config *cfg);
 

@@ -261,10 +261,23 @@ def pepd_running(path: Path3, pepd: Path, flags: list[str], tmp: str) -> Iterato
         proc.stop()
 
 
+# a rule that only counts, but makes the kernel track connections in BS, as an access point does
+CONNTRACK_RULE = ["FORWARD", "-m", "conntrack", "--ctstate", "NEW"]
+
+
 @contextmanager
-def plain_or_pepd(path: Path3, pepd: Path, flags: list[str] | None, tmp: str) -> Iterator[Pepd | None]:
+def plain_or_pepd(
+    path: Path3, pepd: Path, flags: list[str] | None, tmp: str, conntrack: bool = False
+) -> Iterator[Pepd | None]:
     if flags is None:
-        yield None
+        if not conntrack:
+            yield None
+            return
+        path.ns["bs"].run(["iptables-legacy", "-w", "-A", *CONNTRACK_RULE])
+        try:
+            yield None
+        finally:
+            path.ns["bs"].run(["iptables-legacy", "-w", "-D", *CONNTRACK_RULE])
         return
     with pepd_running(path, pepd, flags, tmp) as daemon:
         yield daemon
@@ -356,6 +369,7 @@ class Variant:
     queues: str = "-"
     offloads: tuple[bool, ...] = (False, True)
     binary: Path | None = None  # another pepd than the one measured
+    conntrack: bool = False  # plain forwarding with the kernel tracking connections
 
 
 def variants(techniques: bool, main: Path | None) -> list[Variant]:
@@ -371,7 +385,9 @@ def variants(techniques: bool, main: Path | None) -> list[Variant]:
         Variant("passthrough", ["--filter", "passthrough", "--queues", n], n),
         Variant("snoop", ["--filter", "snoop", "--queues", "1"], "1"),
         Variant("snoop", ["--filter", "snoop", "--queues", n], n),
-        # the flows negotiate SACK: pc steps aside for each and bypass_mark takes it out of the queue
+        # the flows negotiate SACK: pc steps aside for each and bypass_mark takes it out of the queue;
+        # its rules track connections, so plain forwarding with conntrack is its reference
+        Variant("plain + conntrack", None, conntrack=True),
         Variant("pc (SACK flows)", ["--filter", "pc", "--queues", n], n),
     ]
     if techniques:
@@ -410,7 +426,7 @@ def part_throughput(path: Path3, pepd: Path, args: argparse.Namespace, tmp: str)
         for v in variants(args.techniques, args.main_pepd):
             if on not in v.offloads:
                 continue
-            with plain_or_pepd(path, v.binary or pepd, v.flags, tmp) as daemon:
+            with plain_or_pepd(path, v.binary or pepd, v.flags, tmp, v.conntrack) as daemon:
                 load = flows_run(path, FLOWS, args.seconds, daemon)
                 med, p99 = round_trips(path, args.round_trips)
                 split = "-"
