@@ -88,8 +88,7 @@ def test_a_flow_stepped_aside_for_leaves_the_queue(sack: int, bypass_mark: str, 
 
 @pytest.mark.parametrize("filter_name", ["passthrough", "snoop", "snoop+"])
 def test_filters_that_never_step_aside_keep_conntrack_out_of_their_rules(filter_name: str) -> None:
-    with HostPath("bn") as path:
-        with pepd_running(path.host("bs"), "--filter", filter_name):
-            rules = path.host("bs").run(["iptables-legacy-save", "-t", "security"])
+    with HostPath("bn") as path, pepd_running(path.host("bs"), "--filter", filter_name):
+        rules = path.host("bs").run(["iptables-legacy-save", "-t", "security"])
     queued = [line for line in rules.splitlines() if "-j NFQUEUE" in line]
     assert len(queued) == 2 and not any(word in rules for word in ("conntrack", "connmark", "CONNMARK")), rules

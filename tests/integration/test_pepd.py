@@ -369,12 +369,11 @@ def test_a_flow_the_packet_controller_steps_aside_for_leaves_the_queue(tmp_path:
     """bypass_mark with nft: after its handshake a SACK flow is skipped by the queue rules (its connection's
     conntrack mark), so pepd sees a handful of its packets; the transfer is whole.  The host tests do the same
     with iptables-legacy (tests/host/test_pepd_bypass.py)."""
-    with Topology(profile("0%")) as topo:
-        with pepd_running(topo, tmp_path, "--filter", "pc") as daemon:
-            ruleset = pepd_rules(topo)
-            assert "ct mark set ct mark |" in ruleset, ruleset
-            data = transfer(topo, 3)
-            totals = daemon.totals()
+    with Topology(profile("0%")) as topo, pepd_running(topo, tmp_path, "--filter", "pc") as daemon:
+        ruleset = pepd_rules(topo)
+        assert "ct mark set ct mark |" in ruleset, ruleset
+        data = transfer(topo, 3)
+        totals = daemon.totals()
     # iperf3's control connection and its data connection, both with SACK
     assert totals["flows_stepped_aside"] == totals["flows_bypassed"] == 2, totals
     segments = int(data["end"]["sum_received"]["bytes"]) // 1448
