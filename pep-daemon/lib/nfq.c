@@ -164,6 +164,32 @@ void nfqueue_flush(struct nfqueue *q)
 	q->held = 0;
 }
 
+/*
+ * A verdict of its own message (not a batch accept): written after the held
+ * accepts, since the kernel reinjects in the order pepd decided; with room
+ * left for the accepts a later send ends with.
+ */
+static struct nlmsghdr *own_verdict_begin(struct nfqueue *q, uint32_t id, int verdict)
+{
+	if (q->txlen + 2 * VERDICT_MSG_MAX > TX_BUF_SIZE)
+		nfqueue_flush(q);
+	write_accepts(q);
+	return verdict_put(q, NFQNL_MSG_VERDICT, id, verdict);
+}
+
+static void own_verdict_end(struct nfqueue *q, const struct nlmsghdr *nlh)
+{
+	q->txlen += MNL_ALIGN(nlh->nlmsg_len);
+	q->verdict_messages++;
+}
+
+/* Every verdict, batched or not, counts towards the flush bound. */
+static void verdict_held(struct nfqueue *q)
+{
+	if (++q->held >= q->flush_bound)
+		nfqueue_flush(q);
+}
+
 void nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, const uint8_t *payload, uint32_t len)
 {
 	struct nlmsghdr *nlh;
@@ -172,33 +198,21 @@ void nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, con
 		q->accept_pending = true;
 		q->accept_max = id;
 	} else {
-		/* room for this one and, after it, the accepts a later send ends with */
-		if (q->txlen + 2 * VERDICT_MSG_MAX > TX_BUF_SIZE)
-			nfqueue_flush(q);
-		write_accepts(q);	/* first: the kernel reinjects in the order pepd decided */
-		nlh = verdict_put(q, NFQNL_MSG_VERDICT, id, v == NFQUEUE_ACCEPT ? NF_ACCEPT : NF_DROP);
+		nlh = own_verdict_begin(q, id, v == NFQUEUE_ACCEPT ? NF_ACCEPT : NF_DROP);
 		if (payload)
 			nfq_nlmsg_verdict_put_pkt(nlh, payload, len);
-		q->txlen += MNL_ALIGN(nlh->nlmsg_len);
-		q->verdict_messages++;
+		own_verdict_end(q, nlh);
 	}
-	if (++q->held >= q->flush_bound)
-		nfqueue_flush(q);
+	verdict_held(q);
 }
 
 void nfqueue_verdict_mark(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, uint32_t mark)
 {
-	struct nlmsghdr *nlh;
+	struct nlmsghdr *nlh = own_verdict_begin(q, id, (int)v);
 
-	if (q->txlen + 2 * VERDICT_MSG_MAX > TX_BUF_SIZE)
-		nfqueue_flush(q);
-	write_accepts(q);
-	nlh = verdict_put(q, NFQNL_MSG_VERDICT, id, (int)v);
 	mnl_attr_put_u32(nlh, NFQA_MARK, htonl(mark));
-	q->txlen += MNL_ALIGN(nlh->nlmsg_len);
-	q->verdict_messages++;
-	if (++q->held >= q->flush_bound)
-		nfqueue_flush(q);
+	own_verdict_end(q, nlh);
+	verdict_held(q);
 }
 
 /* ---------------------------------------------------------------- the receive loop */
