@@ -158,6 +158,11 @@ static const struct cfg_key keys[] = {
 	  .def = "100ms",
 	  .help = "snoop: the delay must stay above aqm_target this long before a signal, and signals are at "
 		  "least this far apart" },
+	{ .name = "share_hop_rtt", .type = CFG_BOOL, F(share_hop_rtt), .def = "true",
+	  .help = "snoop: take the lowest round trip of the wireless hop seen by any flow to the same wireless "
+		  "host as each flow's minimum (its own, if lower): a flow that starts while others keep the "
+		  "radio's queue full never sees the hop without a queue itself, and its window clamp and "
+		  "aqm_target would take that queue for the hop; false: each flow learns its own" },
 	{ .name = "egress_drops", .type = CFG_BOOL, F(egress_drops), .def = "false",
 	  .help = "snoop: read the drop counters of the wireless interfaces' queueing disciplines (every 10 ms "
 		  "while packets pass) and leave the first loss found after they rose to the sender instead of "

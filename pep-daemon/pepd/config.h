@@ -94,6 +94,7 @@ struct pep_config {
 	uint32_t window_clamp_percent;
 	uint64_t aqm_target_ns;
 	uint64_t aqm_interval_ns;
+	bool share_hop_rtt;
 	bool egress_drops;
 	enum pep_forward forward;
 	uint32_t rtx_priority;

@@ -298,7 +298,8 @@ static uint64_t egress_drop_ns(struct pepd_queue *q, uint64_t now)
 void pepd_handle_packet(void *queue, const struct nfqueue_packet *pkt)
 {
 	struct pepd_queue *q = queue;
-	struct pep_ctx ctx = { .cfg = q->cfg, .budget = &q->ft.budget, .total = &q->stats.total, .mtu = q->inj.mtu };
+	struct pep_ctx ctx = { .cfg = q->cfg, .budget = &q->ft.budget, .hops = &q->ft.hops,
+			       .total = &q->stats.total, .mtu = q->inj.mtu };
 	const struct pep_devs devs = { pkt->indev, pkt->outdev, pkt->physindev, pkt->physoutdev };
 	bool cut = pkt->cap_len && pkt->cap_len != pkt->len, partial = false;
 	enum admit_where where;
@@ -467,7 +468,8 @@ done:
 
 static void run_timers(struct pepd_queue *q)
 {
-	struct pep_ctx ctx = { .cfg = q->cfg, .budget = &q->ft.budget, .total = &q->stats.total, .mtu = q->inj.mtu };
+	struct pep_ctx ctx = { .cfg = q->cfg, .budget = &q->ft.budget, .hops = &q->ft.hops,
+			       .total = &q->stats.total, .mtu = q->inj.mtu };
 	struct pep_out out;
 	struct flow *f;
 

@@ -20,6 +20,7 @@
 #include "stats.h"
 
 struct flow;
+struct hop_table;
 
 enum pep_dir {
 	DIR_TO_WIRELESS,	/* data from the fixed host, leaving on the wireless interface */
@@ -71,6 +72,7 @@ struct pep_out {
 struct pep_ctx {
 	const struct pep_config *cfg;
 	struct cache_budget *budget;
+	struct hop_table *hops;	/* the wireless hosts' hops (NULL: nothing shared) */
 	struct pep_counters *total;
 	uint64_t now;		/* monotonic ns */
 	uint32_t mtu;		/* the wireless egress MTU (0: 1500): what one packet carries there */

@@ -92,14 +92,23 @@ uint64_t snoop_rto(const struct snoop_state *s, const struct pep_config *cfg)
 	return rto;
 }
 
-static void rtt_sample(struct snoop_state *s, uint64_t r, uint64_t now)
+static void rtt_sample(struct flow *f, uint64_t r, const struct pep_ctx *ctx)
 {
-	uint64_t err;
+	struct snoop_state *s = &f->st.snoop;
+	uint64_t err, now = ctx->now, hop_min;
 
 	s->last_rtt_ns = r;
 	if (!s->min_rtt_ns || r <= s->min_rtt_ns || now - s->min_rtt_stamp > SNOOP_MIN_RTT_WINDOW_NS) {
 		s->min_rtt_ns = r;
 		s->min_rtt_stamp = now;
+	}
+	if (ctx->cfg->share_hop_rtt && ctx->hops) {
+		/* the hop's minimum, as every flow to this wireless host saw it (hop.h) */
+		hop_min = hop_rtt_sample(ctx->hops, f->key.family, f->key.wh, r, now, SNOOP_MIN_RTT_WINDOW_NS);
+		if (hop_min && hop_min < s->min_rtt_ns) {
+			s->min_rtt_ns = hop_min;
+			COUNT(ctx, f, min_rtt_from_hop, 1);
+		}
 	}
 	if (!s->rtt_valid) {
 		s->srtt_ns = r;
@@ -499,7 +508,7 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 	}
 	if (sample && sample->local_rtx == 0 && !(sample->flags & (SEG_SENDER_RTX | SEG_UNSENT_TX)) &&
 	    ctx->now >= sample->last_tx_ns)
-		rtt_sample(s, ctx->now - sample->last_tx_ns, ctx->now);
+		rtt_sample(f, ctx->now - sample->last_tx_ns, ctx);
 	segq_ack(&f->cache, ctx->budget, p->ack);
 	s->acked_bytes += p->ack - s->last_ack;
 	snoop_rate_update(s, ctx->now);

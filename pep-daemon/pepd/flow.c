@@ -63,7 +63,7 @@ int flow_table_init(struct flow_table *t, uint32_t max_flows, uint64_t seed, uin
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
 	t->pool = calloc(max_flows, sizeof(*t->pool));
 	t->heap = calloc(max_flows, sizeof(*t->heap));
-	if (!t->buckets || !t->pool || !t->heap) {
+	if (!t->buckets || !t->pool || !t->heap || hop_table_init(&t->hops, mix(seed, 1)) < 0) {
 		flow_table_free(t);
 		return -1;
 	}
@@ -94,6 +94,7 @@ void flow_table_free(struct flow_table *t)
 	free(t->buckets);
 	free(t->pool);
 	free(t->heap);
+	hop_table_free(&t->hops);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -23,6 +23,7 @@
 #include "cache.h"
 #include "filter.h"
 #include "filter_state.h"
+#include "hop.h"
 #include "packet.h"
 #include "seq.h"
 #include "stats.h"
@@ -129,6 +130,7 @@ struct flow_table {
 	uint64_t seed;
 	uint64_t next_id;
 	struct cache_budget budget;
+	struct hop_table hops;	/* what the flows to one wireless host share */
 };
 
 int flow_table_init(struct flow_table *t, uint32_t max_flows, uint64_t seed, uint64_t total_cache,

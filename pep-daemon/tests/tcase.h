@@ -230,8 +230,8 @@ static inline void h_apply_timer(struct harness *h, const struct pep_out *out)
 /* Play the egress queue: report the fate of everything the filter sent. */
 static inline void h_sent(struct harness *h, const struct pep_out *out, bool refuse)
 {
-	struct pep_ctx ctx = { .cfg = &h->cfg, .budget = &h->ft.budget, .total = &h->total, .now = h->now,
-			       .egress_drop_ns = h->egress_drop_ns };
+	struct pep_ctx ctx = { .cfg = &h->cfg, .budget = &h->ft.budget, .hops = &h->ft.hops, .total = &h->total,
+			       .now = h->now, .egress_drop_ns = h->egress_drop_ns };
 	uint32_t i;
 
 	if (!h->ops->sent)
@@ -258,8 +258,8 @@ static inline void h_packet(struct harness *h, const struct tpkt *t, struct pep_
 {
 	static uint8_t buf[65536];	/* up to a GSO super-packet */
 	uint32_t n = tc_build(t, buf, sizeof(buf));
-	struct pep_ctx ctx = { .cfg = &h->cfg, .budget = &h->ft.budget, .total = &h->total, .now = h->now,
-			       .egress_drop_ns = h->egress_drop_ns };
+	struct pep_ctx ctx = { .cfg = &h->cfg, .budget = &h->ft.budget, .hops = &h->ft.hops, .total = &h->total,
+			       .now = h->now, .egress_drop_ns = h->egress_drop_ns };
 	enum pep_dir dir = t->from_fh ? DIR_TO_WIRELESS : DIR_FROM_WIRELESS;
 	struct flow_key key;
 	struct pkt p;
@@ -323,8 +323,8 @@ static inline void h_handshake(struct harness *h)
 
 static inline void h_tick(struct harness *h, struct pep_out *all)
 {
-	struct pep_ctx ctx = { .cfg = &h->cfg, .budget = &h->ft.budget, .total = &h->total, .now = h->now,
-			       .egress_drop_ns = h->egress_drop_ns };
+	struct pep_ctx ctx = { .cfg = &h->cfg, .budget = &h->ft.budget, .hops = &h->ft.hops, .total = &h->total,
+			       .now = h->now, .egress_drop_ns = h->egress_drop_ns };
 	struct pep_out out;
 	struct flow *f;
 	uint32_t i;

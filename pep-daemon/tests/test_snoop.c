@@ -903,9 +903,55 @@ static void clamp_from_path_state(void)
 	}
 }
 
+/*
+ * share_hop_rtt, a table: another flow to the same wireless host (or to
+ * another host) saw the hop at hop_ms, hop_age_ms ago; this flow's first
+ * segment is acknowledged 30 ms after it left.  Its minimum is the lower
+ * of its own and its host's, and the counter says when the host's won.
+ */
+static void shared_hop_minimum(void)
+{
+	static const struct {
+		const char *name;
+		bool share, other_host;
+		uint64_t hop_ms, hop_age_ms, expect_ms, from_hop;
+	} cases[] = {
+		{ "no other flow", true, false, 0, 0, 30, 0 },
+		{ "another flow saw the hop at 5 ms", true, false, 5, 100, 5, 1 },
+		{ "... with share_hop_rtt off", false, false, 5, 100, 30, 0 },
+		{ "another host's 5 ms", true, true, 5, 100, 30, 0 },
+		{ "a 5 ms older than the window", true, false, 5, 10001, 30, 0 },
+		{ "the flow's own is lower", true, false, 50, 100, 30, 0 },
+	};
+	static const struct step steps[] = { D(0, 0), A(30, 1000, FWD, ""), END_ };
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t wh[16] = { 0 };
+		struct harness h;
+
+		h_init(&h, &filter_snoop, 4, true, 1000000);
+		h.cfg.share_hop_rtt = cases[i].share;
+		h_handshake(&h);
+		memcpy(wh, TC_WH4, 4);
+		wh[3] += cases[i].other_host;
+		if (cases[i].hop_ms)
+			hop_rtt_sample(&h.ft.hops, 4, wh, cases[i].hop_ms * NS_PER_MS,
+				       h.now - cases[i].hop_age_ms * NS_PER_MS, SNOOP_MIN_RTT_WINDOW_NS);
+		h_run(&h, cases[i].name, steps);
+		CHECK(h.flow->st.snoop.min_rtt_ns == cases[i].expect_ms * NS_PER_MS &&
+		      h.flow->cnt.min_rtt_from_hop == cases[i].from_hop,
+		      "hop minimum, %s: %.1f ms (expected %llu), min_rtt_from_hop %llu (expected %llu)", cases[i].name,
+		      (double)h.flow->st.snoop.min_rtt_ns / 1e6, (unsigned long long)cases[i].expect_ms,
+		      (unsigned long long)h.flow->cnt.min_rtt_from_hop, (unsigned long long)cases[i].from_hop);
+		h_free(&h);
+	}
+}
+
 int main(void)
 {
 	clamp_from_path_state();
+	shared_hop_minimum();
 	late_in_a_steady_queue();
 	sender_copy_replaces_ours();
 	forward_modes();
