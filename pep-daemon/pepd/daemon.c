@@ -586,6 +586,7 @@ uint64_t pepd_memory_bound(const struct pep_config *cfg)
 	bound = PEPD_BASE_MEMORY + sizeof(struct pepd);
 	bound += nq * (sizeof(struct pepd_queue) + nfqueue_memory() + QUEUE_THREAD_STACK);
 	bound += nq * (per_queue * (sizeof(struct flow) + sizeof(struct flow *)) + buckets * sizeof(struct flow *));
+	bound += nq * HOP_SLOTS * sizeof(struct hop);
 	bound += cfg->total_cache_bytes;
 	if (cfg->trace_file[0])
 		bound += nq << 20;
@@ -655,7 +656,7 @@ static int open_trace(struct pepd_queue *q, const struct pep_config *cfg, char *
  * part).
  */
 static int queue_open(struct pepd_queue *q, uint32_t index, const struct pep_config *cfg,
-		      const struct pep_filter_ops *ops, uint64_t now, char *err, size_t errlen)
+		      const struct pep_filter_ops *ops, uint32_t bypass_mark, uint64_t now, char *err, size_t errlen)
 {
 	const struct nfqueue_params params = {
 		.queue = (uint16_t)(cfg->queue + index),
@@ -672,7 +673,7 @@ static int queue_open(struct pepd_queue *q, uint32_t index, const struct pep_con
 	q->ops = ops;
 	q->index = index;
 	q->caches_data = cfg->filter == FILTER_SNOOP || cfg->filter == FILTER_SNOOPPLUS;
-	q->bypass_mark = rules_bypass_mark(cfg);
+	q->bypass_mark = bypass_mark;
 	q->trace_start_ns = now;
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
 		seed = now + index;
@@ -743,6 +744,8 @@ static void *queue_thread(void *arg)
 
 int pepd_start(struct pepd *d, const struct pep_config *cfg, char *err, size_t errlen)
 {
+	/* once: the queues hand flows back with the mark the rules skip, so both must agree */
+	uint32_t bypass_mark = rules_bypass_mark(cfg);
 	char ctl_path[PEP_PATH_MAX];
 	uint32_t i;
 
@@ -770,7 +773,7 @@ int pepd_start(struct pepd *d, const struct pep_config *cfg, char *err, size_t e
 		return -1;
 	/* queue 0 first: its loop blocks the signals, which every thread started later inherits */
 	for (i = 0; i < d->nqueues; i++)
-		if (queue_open(&d->queues[i], i, &d->cfg, d->ops, d->started_ns, err, errlen) < 0)
+		if (queue_open(&d->queues[i], i, &d->cfg, d->ops, bypass_mark, d->started_ns, err, errlen) < 0)
 			return -1;
 	for (i = 1; i < d->nqueues; i++) {
 		int e = pthread_create(&d->queues[i].thread, NULL, queue_thread, &d->queues[i]);
@@ -783,7 +786,7 @@ int pepd_start(struct pepd *d, const struct pep_config *cfg, char *err, size_t e
 	}
 
 	/* Rules last: by now everything that takes the packets is in place. */
-	if (rules_install(cfg, d->nqueues, &d->rules_used, err, errlen) < 0)
+	if (rules_install(cfg, d->nqueues, bypass_mark, &d->rules_used, err, errlen) < 0)
 		return -1;
 	d->rules_installed = cfg->rules != RULES_NONE;
 	/*

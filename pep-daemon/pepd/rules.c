@@ -368,13 +368,13 @@ static void nft_remove(const struct pep_config *cfg)
 	}
 }
 
-static int nft_install(const struct pep_config *cfg, uint32_t nqueues, char *err, size_t errlen)
+static int nft_install(const struct pep_config *cfg, uint32_t nqueues, uint32_t bypass, char *err, size_t errlen)
 {
 	char *argv[] = { "nft", "-f", "-", NULL };
 	struct iface_sets ifs;
 	struct cmd_result r;
 	struct text t = { .len = 0 };
-	uint32_t mark = cfg->mark, clear = ~cfg->mark, bypass = rules_bypass_mark(cfg);
+	uint32_t mark = cfg->mark, clear = ~cfg->mark;
 	char table[32], queues[16];
 	int ret;
 
@@ -576,12 +576,27 @@ static void ipt_remove_family(const struct pep_config *cfg, const struct ipt_too
 		ipt_remove_table(cfg, tools, ipt_tables[i]);
 }
 
-static int ipt_install_family(const struct pep_config *cfg, uint32_t nqueues, const struct ipt_tools *tools,
-			      const char *what, char *err, size_t errlen)
+/* A wireless interface's queue rule one way (dev: -i or -o), with the bypass (see the top of the file) when set. */
+static void ipt_queue_rules(struct text *t, const struct pep_config *cfg, const char *chain, const char *dev,
+			    const char *ifname, const char *queues, uint32_t bypass)
+{
+	if (!bypass) {
+		add(t, "-A %s %s %s -p tcp -m mark ! --mark 0x%" PRIx32 "/0x%" PRIx32 " -j NFQUEUE %s --queue-bypass\n",
+		    chain, dev, ifname, cfg->mark, cfg->mark, queues);
+		return;
+	}
+	/* neither pepd's mark nor the bypass mark on the packet; no bypass mark on its connection */
+	add(t, "-A %s %s %s -p tcp -m mark --mark 0x0/0x%" PRIx32 " -m conntrack --ctstate INVALID,UNTRACKED -j NFQUEUE "
+	    "%s --queue-bypass\n", chain, dev, ifname, cfg->mark | bypass, queues);
+	add(t, "-A %s %s %s -p tcp -m mark --mark 0x0/0x%" PRIx32 " -m connmark --mark 0x0/0x%" PRIx32 " -j NFQUEUE %s "
+	    "--queue-bypass\n", chain, dev, ifname, cfg->mark | bypass, bypass, queues);
+}
+
+static int ipt_install_family(const struct pep_config *cfg, uint32_t nqueues, uint32_t bypass,
+			      const struct ipt_tools *tools, const char *what, char *err, size_t errlen)
 {
 	char chain[32], queues[48];
 	char *restore_argv[] = { (char *)tools->restore, "--noflush", "-w", NULL };
-	uint32_t bypass = rules_bypass_mark(cfg);
 	struct cmd_result r;
 	struct text t = { .len = 0 };
 	uint32_t i;
@@ -599,22 +614,8 @@ static int ipt_install_family(const struct pep_config *cfg, uint32_t nqueues, co
 		add(&t, "-A %s -m mark --mark 0x%" PRIx32 "/0x%" PRIx32 " -j CONNMARK --or-mark 0x%" PRIx32 "\n", chain,
 		    bypass, bypass, bypass);
 	for (i = 0; i < cfg->nwireless; i++) {
-		for (int way = 0; way < 2; way++) {
-			const char *dev = way ? "-i" : "-o";
-
-			if (!bypass) {
-				add(&t, "-A %s %s %s -p tcp -m mark ! --mark 0x%" PRIx32 "/0x%" PRIx32 " -j NFQUEUE %s "
-				    "--queue-bypass\n", chain, dev, cfg->wireless[i], cfg->mark, cfg->mark, queues);
-				continue;
-			}
-			/* neither pepd's mark nor the bypass mark on the packet; no bypass mark on its connection */
-			add(&t, "-A %s %s %s -p tcp -m mark --mark 0x0/0x%" PRIx32 " -m conntrack --ctstate "
-			    "INVALID,UNTRACKED -j NFQUEUE %s --queue-bypass\n", chain, dev, cfg->wireless[i],
-			    cfg->mark | bypass, queues);
-			add(&t, "-A %s %s %s -p tcp -m mark --mark 0x0/0x%" PRIx32 " -m connmark --mark 0x0/0x%" PRIx32
-			    " -j NFQUEUE %s --queue-bypass\n", chain, dev, cfg->wireless[i], cfg->mark | bypass, bypass,
-			    queues);
-		}
+		ipt_queue_rules(&t, cfg, chain, "-o", cfg->wireless[i], queues, bypass);
+		ipt_queue_rules(&t, cfg, chain, "-i", cfg->wireless[i], queues, bypass);
 	}
 	if (bypass)
 		add(&t, "-A %s -m mark --mark 0x%" PRIx32 "/0x%" PRIx32 " -j MARK --and-mark 0x%" PRIx32 "\n", chain,
@@ -632,8 +633,8 @@ static int ipt_install_family(const struct pep_config *cfg, uint32_t nqueues, co
 	return ret;
 }
 
-static int ipt_install(const struct pep_config *cfg, uint32_t nqueues, enum pep_rules_backend b, char *err,
-		       size_t errlen)
+static int ipt_install(const struct pep_config *cfg, uint32_t nqueues, uint32_t bypass, enum pep_rules_backend b,
+		       char *err, size_t errlen)
 {
 	const struct ipt_tools *tools = ipt_tools(b);
 	struct iface_sets ifs;
@@ -646,9 +647,9 @@ static int ipt_install(const struct pep_config *cfg, uint32_t nqueues, enum pep_
 	}
 	ipt_remove_family(cfg, &tools[0]);
 	ipt_remove_family(cfg, &tools[1]);
-	if (ipt_install_family(cfg, nqueues, &tools[0], "IPv4", err, errlen) < 0)
+	if (ipt_install_family(cfg, nqueues, bypass, &tools[0], "IPv4", err, errlen) < 0)
 		return -1;
-	if (ipt_install_family(cfg, nqueues, &tools[1], "IPv6", err, errlen) < 0) {
+	if (ipt_install_family(cfg, nqueues, bypass, &tools[1], "IPv6", err, errlen) < 0) {
 		ipt_remove_family(cfg, &tools[0]);
 		return -1;
 	}
@@ -742,8 +743,8 @@ static int check_exclusive(const struct pep_config *cfg, char *err, size_t errle
 	return 0;
 }
 
-int rules_install(const struct pep_config *cfg, uint32_t nqueues, enum pep_rules_backend *used, char *err,
-		  size_t errlen)
+int rules_install(const struct pep_config *cfg, uint32_t nqueues, uint32_t bypass, enum pep_rules_backend *used,
+		  char *err, size_t errlen)
 {
 	static const enum pep_rules_backend order[] = { RULES_NFT, RULES_IPTABLES_NFT, RULES_IPTABLES_LEGACY };
 	char why[3][PEP_ERR_MAX];
@@ -763,9 +764,9 @@ int rules_install(const struct pep_config *cfg, uint32_t nqueues, enum pep_rules
 			continue;
 		why[i][0] = '\0';
 		if (b == RULES_NFT)
-			ret = nft_install(cfg, nqueues, why[i], sizeof(why[i]));
+			ret = nft_install(cfg, nqueues, bypass, why[i], sizeof(why[i]));
 		else
-			ret = ipt_install(cfg, nqueues, b, why[i], sizeof(why[i]));
+			ret = ipt_install(cfg, nqueues, bypass, b, why[i], sizeof(why[i]));
 		if (ret == 0) {
 			*used = b;
 			return 0;

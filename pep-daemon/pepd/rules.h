@@ -8,12 +8,14 @@
 
 /*
  * Install the queue rules with cfg->rules (auto tries each), spreading
- * over nqueues queues from cfg->queue on; *used says which worked.
+ * over nqueues queues from cfg->queue on, skipping connections marked
+ * with bypass (rules_bypass_mark's, computed once by the caller so that
+ * the rules and the queues agree; 0: none); *used says which worked.
  * Refused when another queue's rules already claim one of cfg's
  * interfaces.
  */
-int rules_install(const struct pep_config *cfg, uint32_t nqueues, enum pep_rules_backend *used, char *err,
-		  size_t errlen);
+int rules_install(const struct pep_config *cfg, uint32_t nqueues, uint32_t bypass, enum pep_rules_backend *used,
+		  char *err, size_t errlen);
 
 /* Remove what rules_install put in place with that backend. */
 void rules_remove(const struct pep_config *cfg, enum pep_rules_backend used);

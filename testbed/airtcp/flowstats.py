@@ -189,10 +189,10 @@ def fair_shares(values: Sequence[float]) -> list[float]:
     return [v / fair for v in values]
 
 
-def group_shares(values: Sequence[float], groups: Sequence[str]) -> dict[str, float]:
-    """Each group's goodput over its fair share, n_group x total / N: how a
-    mix of senders (CUBIC and BBR flows) splits the link."""
-    shares = fair_shares(values)
+def group_shares(shares: Sequence[float], groups: Sequence[str]) -> dict[str, float]:
+    """Each group's goodput over its fair share, n_group x total / N, from
+    the flows' ``fair_shares``: how a mix of senders (CUBIC and BBR flows)
+    splits the link."""
     by_group: dict[str, list[float]] = {}
     for group, share in zip(groups, shares, strict=True):
         by_group.setdefault(group, []).append(share)

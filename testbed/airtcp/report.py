@@ -536,9 +536,9 @@ def summarize_many(case: Mapping[str, Any], batch: str = "") -> ManySummary:
                 )
             )
     by_cc: dict[str, list[float | None]] = {}
-    for run, goodputs in zip(runs, per_run, strict=True):
+    for run, run_shares in zip(runs, shares, strict=True):
         controls = [str(f.get("congestion_control")) for f in run["flows"]]
-        for cc, share in flowstats.group_shares(goodputs, controls).items():
+        for cc, share in flowstats.group_shares(run_shares, controls).items():
             by_cc.setdefault(cc, []).append(share)
     return ManySummary(
         profile=str(case.get("profile")),

@@ -83,6 +83,8 @@ def test_a_flow_stepped_aside_for_leaves_the_queue(sack: int, bypass_mark: str, 
             assert totals["flows_bypassed"] == 0, totals
             assert totals["data_packets"] >= segments, totals
         assert totals["flows_stepped_aside"] == (1 if sack else 0), totals
+        # the rules' count is of their NFQUEUE rules alone: the mark rules' packets are not fail-open ones
+        assert totals["rule_packets"] >= totals["packets"] > 0 and totals["fail_open_packets"] == 0, totals
         assert "PEPD-Q0" not in path.host("bs").run(["iptables-legacy-save", "-t", "security"])
 
 

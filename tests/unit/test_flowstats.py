@@ -142,7 +142,7 @@ def test_fairness(values: list[float], jain: float | None, shares: list[float], 
     ],
 )
 def test_group_shares(values: list[float], groups: list[str], expected: dict[str, float]) -> None:
-    assert flowstats.group_shares(values, groups) == pytest.approx(expected)
+    assert flowstats.group_shares(flowstats.fair_shares(values), groups) == pytest.approx(expected)
 
 
 # ---------------------------------------------------------------- verdicts
