@@ -42,6 +42,7 @@ C_TESTS = (
     "test_admit",
     "test_build",
     "test_cache",
+    "test_hop",
     "test_flow",
     "test_config",
     "test_filter",
