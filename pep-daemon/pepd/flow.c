@@ -24,13 +24,6 @@ void flow_key_of(const struct pkt *p, enum pep_dir dir, struct flow_key *k)
 	}
 }
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v;
-	h *= 0x9e3779b97f4a7c15ULL;
-	return h ^ (h >> 29);
-}
-
 static uint32_t flow_hash(const struct flow_table *t, const struct flow_key *k)
 {
 	uint64_t h = t->seed, w;
@@ -40,10 +33,10 @@ static uint32_t flow_hash(const struct flow_table *t, const struct flow_key *k)
 	/* the key is padded and zeroed: hash it as whole 8-byte words */
 	for (i = 0; i + 8 <= sizeof(*k); i += 8) {
 		memcpy(&w, b + i, 8);
-		h = mix(h, w);
+		h = hash_mix(h, w);
 	}
 	for (; i < sizeof(*k); i++)
-		h = mix(h, b[i]);
+		h = hash_mix(h, b[i]);
 	return (uint32_t)(h ^ (h >> 32)) & (t->nbuckets - 1);
 }
 
@@ -63,7 +56,7 @@ int flow_table_init(struct flow_table *t, uint32_t max_flows, uint64_t seed, uin
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
 	t->pool = calloc(max_flows, sizeof(*t->pool));
 	t->heap = calloc(max_flows, sizeof(*t->heap));
-	if (!t->buckets || !t->pool || !t->heap || hop_table_init(&t->hops, mix(seed, 1)) < 0) {
+	if (!t->buckets || !t->pool || !t->heap || hop_table_init(&t->hops, hash_mix(seed, 1)) < 0) {
 		flow_table_free(t);
 		return -1;
 	}

@@ -25,9 +25,7 @@ uint32_t hop_pair(const struct hop_table *t, uint8_t family, const uint8_t addr[
 
 	for (i = 0; i < 16; i += 8) {
 		memcpy(&w, addr + i, 8);
-		h ^= w;
-		h *= 0x9e3779b97f4a7c15ULL;
-		h ^= h >> 29;
+		h = hash_mix(h, w);
 	}
 	return (uint32_t)(h ^ (h >> 32)) & (HOP_SLOTS - 2);
 }

@@ -16,6 +16,14 @@
 #define PEPD_HOP_H
 #include <stdint.h>
 
+/* One step of the seeded hashes of the flow table and of this table. */
+static inline uint64_t hash_mix(uint64_t h, uint64_t v)
+{
+	h ^= v;
+	h *= 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
 #define HOP_SLOTS 1024u	/* wireless hosts remembered per queue; an access point has far fewer */
 
 struct hop {
