@@ -294,12 +294,18 @@ static uint64_t egress_drop_ns(struct pepd_queue *q, uint64_t now)
 	return q->egress.drops.rise_ns;
 }
 
+/* What the filters see of their queue; now and egress_drop_ns are the caller's. */
+static struct pep_ctx queue_ctx(struct pepd_queue *q)
+{
+	return (struct pep_ctx){ .cfg = q->cfg, .budget = &q->ft.budget, .hops = &q->ft.hops,
+				 .total = &q->stats.total, .mtu = q->inj.mtu };
+}
+
 /* The receive loop's callback: one packet, which gets its verdict here. */
 void pepd_handle_packet(void *queue, const struct nfqueue_packet *pkt)
 {
 	struct pepd_queue *q = queue;
-	struct pep_ctx ctx = { .cfg = q->cfg, .budget = &q->ft.budget, .hops = &q->ft.hops,
-			       .total = &q->stats.total, .mtu = q->inj.mtu };
+	struct pep_ctx ctx = queue_ctx(q);
 	const struct pep_devs devs = { pkt->indev, pkt->outdev, pkt->physindev, pkt->physoutdev };
 	bool cut = pkt->cap_len && pkt->cap_len != pkt->len, partial = false;
 	enum admit_where where;
@@ -468,8 +474,7 @@ done:
 
 static void run_timers(struct pepd_queue *q)
 {
-	struct pep_ctx ctx = { .cfg = q->cfg, .budget = &q->ft.budget, .hops = &q->ft.hops,
-			       .total = &q->stats.total, .mtu = q->inj.mtu };
+	struct pep_ctx ctx = queue_ctx(q);
 	struct pep_out out;
 	struct flow *f;
 
