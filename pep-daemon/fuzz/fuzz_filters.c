@@ -41,6 +41,10 @@ static void check(struct harness *h, const struct pep_out *out)
 			PROMISE(segq_find(&f->cache, out->act[i].seq) >= 0);
 			PROMISE(out->act[i].copies >= 1 && out->act[i].copies <= 4);
 		}
+		/* a D-SACK block reports acknowledged data: below the ACK it comes with */
+		if (out->act[i].type == ACTION_SEND_DSACK)
+			PROMISE(seq_before(out->act[i].dsack.start, out->act[i].dsack.end) &&
+				seq_leq(out->act[i].dsack.end, out->act[i].seq));
 	}
 }
 
@@ -62,6 +66,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		h.cfg.copies = COPIES_AUTO;
 	h.cfg.rtx_thresh = 1 + (data[2] >> 4 & 3);
 	h.cfg.discount_copy_dupacks = data[2] & 8;
+	h.cfg.dsack_dropped_rtx = data[2] & 0x40;
+	if (data[2] & 0x80) {
+		/* every ACK shown to the sender: its retransmissions race the local ones */
+		h.cfg.drop_dupacks = false;
+		h.cfg.hide_sack = false;
+	}
 	h.cfg.dupack_thresh = 3 + (data[3] & 7);
 	h.cfg.flow_cache_bytes = 2048 + (data[3] >> 3) * 1024u;
 	flow_table_free(&h.ft);

@@ -23,8 +23,9 @@ static void put32(uint8_t *b, uint32_t v)
 uint32_t build_ack(const struct ack_template *t, uint32_t ack, uint8_t *out)
 {
 	uint32_t ip_len = t->family == 4 ? 20 : 40;
-	uint32_t tcp_len = 20 + (t->has_ts ? 12 : 0);
-	uint8_t *ip = out, *tcp = out + ip_len;
+	bool dsack = t->dsack_start != t->dsack_end;
+	uint32_t tcp_len = 20 + (t->has_ts ? 12 : 0) + (dsack ? 12 : 0);
+	uint8_t *ip = out, *tcp = out + ip_len, *opt = tcp + 20;
 
 	memset(out, 0, ip_len + tcp_len);
 	if (t->family == 4) {
@@ -52,12 +53,21 @@ uint32_t build_ack(const struct ack_template *t, uint32_t ack, uint8_t *out)
 	tcp[13] = 0x10;		/* ACK */
 	put16(tcp + 14, t->window);
 	if (t->has_ts) {
-		tcp[20] = TCPOPT_NOP;
-		tcp[21] = TCPOPT_NOP;
-		tcp[22] = TCPOPT_TIMESTAMP;
-		tcp[23] = 10;
-		put32(tcp + 24, t->tsval);
-		put32(tcp + 28, t->tsecr);
+		opt[0] = TCPOPT_NOP;
+		opt[1] = TCPOPT_NOP;
+		opt[2] = TCPOPT_TIMESTAMP;
+		opt[3] = 10;
+		put32(opt + 4, t->tsval);
+		put32(opt + 8, t->tsecr);
+		opt += 12;
+	}
+	if (dsack) {
+		opt[0] = TCPOPT_NOP;
+		opt[1] = TCPOPT_NOP;
+		opt[2] = TCPOPT_SACK;
+		opt[3] = 10;
+		put32(opt + 4, t->dsack_start);
+		put32(opt + 8, t->dsack_end);
 	}
 	csum_tcp(tcp, tcp_len, t->family, t->src, t->dst);
 	return ip_len + tcp_len;

@@ -22,9 +22,11 @@ struct ack_template {
 	uint16_t window;	/* its last advertised window, raw */
 	bool has_ts;
 	uint32_t tsval, tsecr;	/* echoed from its last segment: passes PAWS */
+	/* a D-SACK block (RFC 2883) for [dsack_start, dsack_end) when they differ */
+	uint32_t dsack_start, dsack_end;
 };
 
-#define BUILD_ACK_MAX (40 + 20 + 12)
+#define BUILD_ACK_MAX (40 + 20 + 12 + 12)
 
 /* Write a pure ACK carrying ack into out (BUILD_ACK_MAX bytes); returns its length. */
 uint32_t build_ack(const struct ack_template *t, uint32_t ack, uint8_t *out);

@@ -37,6 +37,7 @@
 #define SEG_GIVEN_UP 0x04	/* max_local_rtx reached: the sender must recover it */
 #define SEG_QUEUE_DROP 0x08	/* refused by this box's egress queue: a congestion loss, the sender's */
 #define SEG_UNSENT_TX 0x10	/* its latest transmission never left (the queue refused it): no RTT sample */
+#define SEG_RTX_DROPPED 0x20	/* the sender's retransmission of it was dropped (ours was on its way) */
 #define SEG_NOT_OURS (SEG_GIVEN_UP | SEG_QUEUE_DROP)	/* holes pepd will not repair */
 
 /* A cached packet: one allocation, shared by the segments cut from it. */

@@ -89,6 +89,7 @@ struct pep_config {
 	bool drop_dupacks;
 	bool discount_copy_dupacks;
 	bool ack_acked_rtx;
+	bool dsack_dropped_rtx;
 	bool window_clamp;
 	bool repair_window_updates;
 	uint32_t window_clamp_percent;

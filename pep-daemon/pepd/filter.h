@@ -36,12 +36,14 @@ enum pep_verdict {
 enum pep_action_type {
 	ACTION_SEND_SEGMENT,	/* send the cached segment starting at seq, `copies` times */
 	ACTION_SEND_ACK,	/* send an ACK for seq to the fixed host, as the wireless host */
+	ACTION_SEND_DSACK,	/* ... with a D-SACK block for [dsack.start, dsack.end) */
 };
 
 struct pep_action {
 	uint8_t type;
 	uint8_t copies;		/* total transmissions: 1 + extra copies */
 	uint32_t seq;
+	struct sack_block dsack;	/* with ACTION_SEND_DSACK */
 };
 
 #define PEP_MAX_ACTIONS 64
@@ -138,7 +140,17 @@ static inline bool out_push(struct pep_out *out, enum pep_action_type type, uint
 	out->act[out->nact].type = (uint8_t)type;
 	out->act[out->nact].seq = seq;
 	out->act[out->nact].copies = copies;
+	out->act[out->nact].dsack = (struct sack_block){ 0, 0 };
 	out->nact++;
+	return true;
+}
+
+/* Append an ACK for ack reporting [start, end) received twice (RFC 2883); false when the list is full. */
+static inline bool out_push_dsack(struct pep_out *out, uint32_t ack, uint32_t start, uint32_t end)
+{
+	if (!out_push(out, ACTION_SEND_DSACK, ack, 1))
+		return false;
+	out->act[out->nact - 1].dsack = (struct sack_block){ start, end };
 	return true;
 }
 

@@ -366,6 +366,52 @@ static bool answers_wh_syn(const struct flow *f, const struct pkt *p)
 	       seq_after(p->ack, f->conn.wh_isn) && seq_leq(p->ack, f->conn.wh_nxt);
 }
 
+/*
+ * dsack_dropped_rtx.  A SACK sender that sees a hole (hide_sack off) may
+ * retransmit it while this box's repair is on its way; that copy is
+ * dropped here, so the receiver never reports it as a duplicate, and the
+ * sender keeps the window reduction of a recovery that was not needed and
+ * RACK's reordering window stays short enough to start the next one.  The
+ * D-SACK block the receiver would have sent (RFC 2883) says so: Linux
+ * undoes the reduction (DSACKUndo) and widens the reordering window one
+ * step per round with a D-SACK, up to its smoothed RTT.  At most one per
+ * segment repaired here: a flood of copies draws one.
+ */
+static bool dsack_wanted(const struct flow *f, const struct pep_ctx *ctx)
+{
+	return ctx->cfg->dsack_dropped_rtx && snoop_sack_mode(f, ctx);
+}
+
+/* A segment repaired here was acknowledged: remember it for a late copy from the sender. */
+static void note_repaired(struct snoop_state *s, const struct seg *g)
+{
+	s->repaired[s->repaired_i] = (struct sack_block){ g->seq, g->end };
+	s->repaired_i = (uint8_t)((s->repaired_i + 1) % SNOOP_REPAIRED_RING);
+}
+
+/* The sender's copy of [seq, end), acknowledged already and dropped: was it of a repair of ours? */
+static bool dsack_late_copy(struct flow *f, uint32_t seq, uint32_t end, const struct pep_ctx *ctx,
+			    struct pep_out *out)
+{
+	struct snoop_state *s = &f->st.snoop;
+	unsigned int i;
+
+	if (!dsack_wanted(f, ctx))
+		return false;
+	for (i = 0; i < SNOOP_REPAIRED_RING; i++) {
+		struct sack_block *b = &s->repaired[i];
+
+		if (b->start == b->end || seq_before(seq, b->start) || seq_after(end, b->end))
+			continue;
+		*b = (struct sack_block){ 0, 0 };
+		if (!out_push_dsack(out, s->last_ack, seq, end))
+			return false;
+		COUNT(ctx, f, dsacks_sent, 1);
+		return true;
+	}
+	return false;
+}
+
 static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out)
 {
 	struct snoop_state *s = &f->st.snoop;
@@ -404,6 +450,8 @@ static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *c
 		COUNT(ctx, f, sender_rtx, 1);
 		COUNT(ctx, f, data_dropped, 1);
 		out->verdict = VERDICT_DROP;
+		if (dsack_late_copy(f, p->seq, end, ctx, out))
+			return;
 		if (cfg->ack_acked_rtx &&
 		    (s->last_gen_ack_ns == 0 || ctx->now - s->last_gen_ack_ns >= cfg->rto_min_ns) &&
 		    out_push(out, ACTION_SEND_ACK, s->last_ack, 1)) {
@@ -423,6 +471,8 @@ static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *c
 			/* our own retransmission of it is on its way: this copy would only waste the hop */
 			out->verdict = VERDICT_DROP;
 			COUNT(ctx, f, sender_rtx_dropped, 1);
+			if (dsack_wanted(f, ctx))
+				h->flags |= SEG_RTX_DROPPED;	/* reported when the receiver acknowledges ours */
 			return;
 		}
 		if (!h || h->flags & SEG_NOT_OURS) {
@@ -487,6 +537,12 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 		if (!(g->flags & SEG_SENDER_RTX))
 			pol->first_tx_outcome(f, ctx, g->local_rtx > 0);
 		snoop_credit_arrival(s, g);
+		if (dsack_wanted(f, ctx) && g->flags & SEG_RTX_DROPPED) {
+			if (out_push_dsack(out, p->ack, g->seq, g->end))
+				COUNT(ctx, f, dsacks_sent, 1);
+		} else if (dsack_wanted(f, ctx) && g->local_rtx > 0 && !(g->flags & (SEG_SENDER_RTX | SEG_NOT_OURS))) {
+			note_repaired(s, g);
+		}
 		/*
 		 * The RTT sample is the segment sent last: the ACK cannot have
 		 * left before it arrived.  A segment sent before a hole waited

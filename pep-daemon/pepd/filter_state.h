@@ -6,8 +6,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "packet.h"
+
 #define SNOOP_RATE_SAMPLES 8
 #define SNOOP_TS_RING 8
+#define SNOOP_REPAIRED_RING 8
 
 /*
  * Adaptive Snoop+: a two-state (Gilbert) estimate of the wireless hop from
@@ -67,6 +70,9 @@ struct snoop_state {
 	uint32_t right_edge;		/* of the window last passed to the fixed host */
 	uint64_t queue_cap;		/* bytes the egress queue held when it last refused one (0: none) */
 	uint64_t queue_cap_ns;		/* ... and when */
+	/* segments repaired here and acknowledged since: a sender retransmission of one is spurious */
+	struct sack_block repaired[SNOOP_REPAIRED_RING];
+	uint8_t repaired_i;
 	struct loss_estimator est;
 };
 

@@ -172,7 +172,7 @@ int inject_segment(struct injector *inj, const struct flow *f, const struct seg 
 	return c.first_err && !c.sent ? c.first_err : c.sent;
 }
 
-int inject_ack(struct injector *inj, const struct flow *f, uint32_t ack)
+int inject_ack(struct injector *inj, const struct flow *f, uint32_t ack, const struct sack_block *dsack)
 {
 	struct ack_template t = {
 		.family = f->key.family,
@@ -190,6 +190,10 @@ int inject_ack(struct injector *inj, const struct flow *f, uint32_t ack)
 		return -EAGAIN;	/* nothing from the wireless host yet: no sequence number to use */
 	memcpy(t.src, f->key.wh, sizeof(t.src));
 	memcpy(t.dst, f->key.fh, sizeof(t.dst));
+	if (dsack) {
+		t.dsack_start = dsack->start;
+		t.dsack_end = dsack->end;
+	}
 	len = build_ack(&t, ack, inj->buf);
 	return inject_packet(inj, inj->buf, len);
 }

@@ -42,7 +42,7 @@ int inject_packet(struct injector *inj, const uint8_t *pkt, uint32_t len);
 int inject_segment(struct injector *inj, const struct flow *f, const struct seg *g, unsigned int copies,
 		   bool repair);
 
-/* Send the fixed host an ACK for ack in the wireless host's name. */
-int inject_ack(struct injector *inj, const struct flow *f, uint32_t ack);
+/* Send the fixed host an ACK for ack in the wireless host's name, with a D-SACK block unless dsack is NULL. */
+int inject_ack(struct injector *inj, const struct flow *f, uint32_t ack, const struct sack_block *dsack);
 
 #endif

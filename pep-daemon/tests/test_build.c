@@ -54,6 +54,19 @@ static void acks(void)
 		CHECK(p.has_ts && p.tsval == 11 && p.tsecr == 12 && p.payload_len == 0, "ACK v%d timestamps", family);
 		CHECK(p.sport == 40000 && p.dport == 5201, "ACK v%d ports", family);
 		CHECK(tcp_checksum_ok(&p) && ip_checksum_ok(&p), "ACK v%d checksums", family);
+		CHECK(p.nsack == 0, "ACK v%d: no SACK option without a D-SACK block", family);
+		t.dsack_start = 120000;
+		t.dsack_end = 121448;
+		n = build_ack(&t, 123456, buf);
+		CHECK(n <= BUILD_ACK_MAX && pkt_parse(buf, n, &p) == PKT_OK, "D-SACK ACK v%d parses", family);
+		CHECK(p.nsack == 1 && p.sack[0].start == 120000 && p.sack[0].end == 121448 && p.ack == 123456,
+		      "D-SACK ACK v%d: one block below the cumulative ACK", family);
+		CHECK(p.has_ts && p.tsval == 11 && p.tsecr == 12, "D-SACK ACK v%d keeps its timestamps", family);
+		CHECK(tcp_checksum_ok(&p) && ip_checksum_ok(&p), "D-SACK ACK v%d checksums", family);
+		t.has_ts = false;
+		n = build_ack(&t, 123456, buf);
+		CHECK(pkt_parse(buf, n, &p) == PKT_OK && !p.has_ts && p.nsack == 1 && p.sack[0].end == 121448,
+		      "D-SACK ACK v%d without timestamps", family);
 	}
 }
 

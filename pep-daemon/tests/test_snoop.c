@@ -265,6 +265,41 @@ static const struct step sender_rtx_redundant[] = {
 };
 
 /*
+ * dsack_dropped_rtx, every ACK shown to the sender: its retransmission of
+ * 1000, racing ours, is dropped and reported as a duplicate once ours is
+ * acknowledged; its late copy of 2000 (repaired and acknowledged before
+ * it came) is reported at once, a second copy of it no longer.
+ */
+static const struct step dsack_dropped[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000), D(6, 6000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, FWD, false, "rtx 1000", 1, { 2000, 3000 }),
+	AS(43, 1000, FWD, false, "", 1, { 2000, 5000 }),
+	AS(44, 1000, FWD, false, "rtx 5000", 2, { 6000, 7000 }, { 2000, 5000 }),
+	D_(60, 1000, DROP, ""),		/* the sender's copy: ours is on its way */
+	AS(85, 5000, FWD, false, "dsack 5000 1000-2000", 1, { 6000, 7000 }),
+	A(88, 7000, FWD, ""),		/* 5000 repaired */
+	D_(140, 5000, DROP, "dsack 7000 5000-6000"),	/* a late copy of a repair: spurious too */
+	D_(141, 5000, DROP, "ack 7000"),	/* again: one report per repair, then the plain answer */
+	D_(150, 3000, DROP, ""),	/* never repaired here: the plain answer, within rto_min of the last */
+	END_,
+};
+
+/* The same without dsack_dropped_rtx: the copies are dropped in silence (the late one answered with an ACK). */
+static const struct step dsack_off[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000), D(6, 6000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, FWD, false, "rtx 1000", 1, { 2000, 3000 }),
+	AS(43, 1000, FWD, false, "", 1, { 2000, 5000 }),
+	AS(44, 1000, FWD, false, "rtx 5000", 2, { 6000, 7000 }, { 2000, 5000 }),
+	D_(60, 1000, DROP, ""),
+	AS(85, 5000, FWD, false, "", 1, { 6000, 7000 }),
+	A(88, 7000, FWD, ""),
+	D_(140, 5000, DROP, "ack 7000"),
+	END_,
+};
+
+/*
  * A NewReno sender recovering the hole left to it (2000, refused by the
  * egress queue) must not see the partial ACK for 4000, which this box is
  * repairing: it would retransmit 4000 too.  4000 was sent before the
@@ -824,6 +859,24 @@ static void rtx_priority(struct pep_config *c)
 	c->rtx_priority = 0x10010;
 }
 
+static void show_acks_dsack(struct pep_config *c)
+{
+	c->drop_dupacks = false;
+	c->hide_sack = false;
+	c->dsack_dropped_rtx = true;
+}
+
+static void dsack_only(struct pep_config *c)
+{
+	c->dsack_dropped_rtx = true;
+}
+
+static void show_acks(struct pep_config *c)
+{
+	c->drop_dupacks = false;
+	c->hide_sack = false;
+}
+
 static void small_cache(struct pep_config *c)
 {
 	c->flow_cache_bytes = 2200;	/* two 1052-byte packets */
@@ -1009,6 +1062,13 @@ int main(void)
 		 "congestion_signals=1 queue_drops=2 local_rtx=1 sack_trimmed=3 sender_rtx=1");
 	run_case("sender_rtx_redundant", sender_rtx_redundant, 4, false, 1000000, NULL,
 		 "sender_rtx_dropped=1 local_rtx=1");
+	run_case("dsack_dropped", dsack_dropped, 4, true, 1000000, show_acks_dsack,
+		 "dsacks_sent=2 sender_rtx_dropped=1 local_rtx=2 acks_generated=1");
+	run_case("dsack_dropped/ipv6", dsack_dropped, 6, true, 1000000, show_acks_dsack, "dsacks_sent=2");
+	run_case("dsack_dropped/wrap", dsack_dropped, 4, true, 0xffffe000u, show_acks_dsack, "dsacks_sent=2");
+	run_case("dsack_dropped/off", dsack_off, 4, true, 1000000, show_acks, "dsacks_sent=0 sender_rtx_dropped=1");
+	run_case("dsack_dropped/no_sack", sender_rtx_redundant, 4, false, 1000000, dsack_only,
+		 "dsacks_sent=0 sender_rtx_dropped=1");
 	run_case("partial_ack_held", partial_ack_held, 4, false, 1000000, NULL,
 		 "partial_acks_held=1 local_rtx=1 congestion_signals=1 dupacks_forwarded=2");
 	run_case("clamp", clamp, 4, false, 1000000, clamp_on, "window_clamped=2");
