@@ -908,6 +908,66 @@ static void late_in_a_steady_queue(void)
 }
 
 /*
+ * The delivery rate behind the clamp across a repair: the hop delivers a
+ * 1000-byte segment per ms (1 MB/s), each acknowledged 40 ms after it
+ * left; the segment sent at 200 ms is lost and repaired here, and the
+ * cumulative ACK then jumps over the 40-odd segments SACKed meanwhile.
+ * A sample closes only at a new cumulative ACK, so the one with the jump
+ * also spans the stall before it: no sample may read the jump as a burst
+ * faster than the hop (the clamp would let the sender overfill the queue).
+ */
+static void rate_across_a_repair(void)
+{
+	struct harness h;
+	struct pep_out out;
+	uint32_t t, acked = 0, rtx_at = 0;
+	uint64_t max;
+
+	h_init(&h, &filter_snoop, 4, true, 1000000);
+	h_handshake(&h);
+	for (t = 0; t <= 600; t++) {
+		uint64_t base = 1000000000ULL;
+
+		h.now = base + (uint64_t)t * NS_PER_MS;
+		if (t >= 40) {
+			/* the ACK for the segment sent at t - 40 */
+			uint32_t sent = t - 40, top = (sent + 1) * 1000;
+			struct tpkt a = { .family = 4, .seq = h.isn_wh + 1, .flags = TCPF_ACK, .win = 1000, .ts = true,
+					  .tsval = h.tsval, .tsecr = 5000 };
+
+			if (rtx_at && t >= rtx_at + 40) {
+				acked = top;	/* the repair arrived: everything below top */
+			} else if (sent >= 200) {
+				acked = 200000;
+				a.nsack = sent > 200 ? 1 : 0;
+				a.sack[0] = (struct sack_block){ h.isn_fh + 1 + 201000, h.isn_fh + 1 + top };
+			} else {
+				acked = top;
+			}
+			a.ack = h.isn_fh + 1 + acked;
+			h_packet(&h, &a, &out);
+			if (out.nact && out.act[0].type == ACTION_SEND_SEGMENT && !rtx_at)
+				rtx_at = t;
+			h_sent(&h, &out, false);
+		}
+		if (t < 600) {
+			struct tpkt d = { .family = 4, .from_fh = true, .seq = h.isn_fh + 1 + t * 1000,
+					  .ack = h.isn_wh + 1, .flags = TCPF_ACK, .len = 1000, .ts = true,
+					  .tsval = 5000 + t, .tsecr = h.tsval };
+
+			h_packet(&h, &d, &out);
+			h_sent(&h, &out, false);
+		}
+	}
+	max = snoop_max_rate(&h.flow->st.snoop);
+	CHECK(rtx_at > 200 && rtx_at < 250, "rate: the hole is repaired here (at %u ms)", rtx_at);
+	CHECK(h.flow->st.snoop.rate_n >= 4, "rate: %u samples", h.flow->st.snoop.rate_n);
+	CHECK(max >= 900000 && max <= 1100000, "rate: highest sample %llu bytes/s, the hop delivers 1000000",
+	      (unsigned long long)max);
+	h_free(&h);
+}
+
+/*
  * The clamp from the path's state, a table: rate in bytes/s (two samples),
  * the hop's and the wired side's minimum RTT, what a refusal measured on
  * the hop (queue_cap).  A refusal's cap adds the wired side's share at the
@@ -1006,6 +1066,7 @@ int main(void)
 	clamp_from_path_state();
 	shared_hop_minimum();
 	late_in_a_steady_queue();
+	rate_across_a_repair();
 	sender_copy_replaces_ours();
 	forward_modes();
 	synack_cases();
