@@ -375,7 +375,11 @@ static bool answers_wh_syn(const struct flow *f, const struct pkt *p)
  * D-SACK block the receiver would have sent (RFC 2883) says so: Linux
  * undoes the reduction (DSACKUndo) and widens the reordering window one
  * step per round with a D-SACK, up to its smoothed RTT.  At most one per
- * segment repaired here: a flood of copies draws one.
+ * segment repaired here: a flood of copies draws one.  The receiver's own
+ * D-SACK blocks for duplicates of this box's repairs (a second local round
+ * whose first had arrived) are kept from the sender: it never sent those,
+ * and Linux ignores every D-SACK once more were reported than it
+ * retransmitted, ours included.
  */
 static bool dsack_wanted(const struct flow *f, const struct pep_ctx *ctx)
 {
@@ -410,6 +414,34 @@ static bool dsack_late_copy(struct flow *f, uint32_t seq, uint32_t end, const st
 		return true;
 	}
 	return false;
+}
+
+/* An ACK passed on with its SACK blocks: drop a leading D-SACK block for a duplicate of our repair. */
+static void keep_our_dsack(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out)
+{
+	const struct snoop_state *s = &f->st.snoop;
+	unsigned int i;
+	uint8_t n;
+
+	if (!dsack_wanted(f, ctx) || ctx->cfg->hide_sack || out->verdict != VERDICT_ACCEPT ||
+	    !snoop_first_block_is_dsack(p))
+		return;
+	for (i = 0; i < SNOOP_REPAIRED_RING; i++) {
+		const struct sack_block *b = &s->repaired[i];
+
+		if (b->start != b->end && seq_geq(p->sack[0].start, b->start) && seq_leq(p->sack[0].end, b->end))
+			break;
+	}
+	if (i == SNOOP_REPAIRED_RING)
+		return;
+	n = p->nsack - 1 < 2 ? (uint8_t)(p->nsack - 1) : 2;
+	if (n) {
+		out->sack_n = n;
+		memcpy(out->sack_blocks, &p->sack[1], n * sizeof(p->sack[0]));
+	} else {
+		out->hide_sack = true;
+	}
+	COUNT(ctx, f, dsacks_kept, 1);
 }
 
 static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out)
@@ -697,6 +729,7 @@ static void on_ack_evidence(const struct snoop_policy *pol, struct flow *f, cons
 			snoop_sack_mark(f, p);
 		detect_losses(pol, f, ctx, out, sackm);
 		snoop_present_sack(f, p, ctx, out, sackm);
+		keep_our_dsack(f, p, ctx, out);
 		if (!sackm && pure && ctx->cfg->drop_dupacks && s->sender_recovering && partial_ack_ours(f, p->ack)) {
 			/*
 			 * A NewReno sender in recovery answers every partial ACK by
@@ -726,6 +759,7 @@ static void on_ack_evidence(const struct snoop_policy *pol, struct flow *f, cons
 		else
 			detect_losses(pol, f, ctx, out, sackm);
 		snoop_present_sack(f, p, ctx, out, sackm);
+		keep_our_dsack(f, p, ctx, out);
 	} else if (pure) {
 		/* older than an ACK already seen: reordered on the way up, nothing new */
 		out->verdict = VERDICT_DROP;

@@ -267,8 +267,10 @@ static const struct step sender_rtx_redundant[] = {
 /*
  * dsack_dropped_rtx, every ACK shown to the sender: its retransmission of
  * 1000, racing ours, is dropped and reported as a duplicate once ours is
- * acknowledged; its late copy of 2000 (repaired and acknowledged before
- * it came) is reported at once, a second copy of it no longer.
+ * acknowledged; its late copy of 5000 (repaired and acknowledged before
+ * it came) is reported at once, a second copy of it no longer.  The
+ * receiver's D-SACK for a duplicate of a repair made here is not the
+ * sender's business (it never sent that copy) and is kept from it.
  */
 static const struct step dsack_dropped[] = {
 	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000), D(6, 6000),
@@ -279,6 +281,8 @@ static const struct step dsack_dropped[] = {
 	D_(60, 1000, DROP, ""),		/* the sender's copy: ours is on its way */
 	AS(85, 5000, FWD, false, "dsack 5000 1000-2000", 1, { 6000, 7000 }),
 	A(88, 7000, FWD, ""),		/* 5000 repaired */
+	AS(90, 7000, FWD, true, "", 1, { 5000, 6000 }),	/* the receiver's D-SACK for a copy of ours: kept */
+	AS(91, 7000, FWD, false, "", 1, { 3000, 4000 }),	/* one for data never repaired here: passed */
 	D_(140, 5000, DROP, "dsack 7000 5000-6000"),	/* a late copy of a repair: spurious too */
 	D_(141, 5000, DROP, "ack 7000"),	/* again: one report per repair, then the plain answer */
 	D_(150, 3000, DROP, ""),	/* never repaired here: the plain answer, within rto_min of the last */
@@ -1124,7 +1128,7 @@ int main(void)
 	run_case("sender_rtx_redundant", sender_rtx_redundant, 4, false, 1000000, NULL,
 		 "sender_rtx_dropped=1 local_rtx=1");
 	run_case("dsack_dropped", dsack_dropped, 4, true, 1000000, show_acks_dsack,
-		 "dsacks_sent=2 sender_rtx_dropped=1 local_rtx=2 acks_generated=1");
+		 "dsacks_sent=2 dsacks_kept=1 sender_rtx_dropped=1 local_rtx=2 acks_generated=1");
 	run_case("dsack_dropped/ipv6", dsack_dropped, 6, true, 1000000, show_acks_dsack, "dsacks_sent=2");
 	run_case("dsack_dropped/wrap", dsack_dropped, 4, true, 0xffffe000u, show_acks_dsack, "dsacks_sent=2");
 	run_case("dsack_dropped/off", dsack_off, 4, true, 1000000, show_acks, "dsacks_sent=0 sender_rtx_dropped=1");
