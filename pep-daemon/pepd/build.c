@@ -20,6 +20,18 @@ static void put32(uint8_t *b, uint32_t v)
 	b[3] = (uint8_t)v;
 }
 
+/* Two NOPs and a 10-byte option of two 32-bit words (timestamps, one SACK block); returns past it. */
+static uint8_t *put_two_word_option(uint8_t *opt, uint8_t kind, uint32_t a, uint32_t b)
+{
+	opt[0] = TCPOPT_NOP;
+	opt[1] = TCPOPT_NOP;
+	opt[2] = kind;
+	opt[3] = 10;
+	put32(opt + 4, a);
+	put32(opt + 8, b);
+	return opt + 12;
+}
+
 uint32_t build_ack(const struct ack_template *t, uint32_t ack, uint8_t *out)
 {
 	uint32_t ip_len = t->family == 4 ? 20 : 40;
@@ -52,23 +64,10 @@ uint32_t build_ack(const struct ack_template *t, uint32_t ack, uint8_t *out)
 	tcp[12] = (uint8_t)((tcp_len / 4) << 4);
 	tcp[13] = 0x10;		/* ACK */
 	put16(tcp + 14, t->window);
-	if (t->has_ts) {
-		opt[0] = TCPOPT_NOP;
-		opt[1] = TCPOPT_NOP;
-		opt[2] = TCPOPT_TIMESTAMP;
-		opt[3] = 10;
-		put32(opt + 4, t->tsval);
-		put32(opt + 8, t->tsecr);
-		opt += 12;
-	}
-	if (dsack) {
-		opt[0] = TCPOPT_NOP;
-		opt[1] = TCPOPT_NOP;
-		opt[2] = TCPOPT_SACK;
-		opt[3] = 10;
-		put32(opt + 4, t->dsack_start);
-		put32(opt + 8, t->dsack_end);
-	}
+	if (t->has_ts)
+		opt = put_two_word_option(opt, TCPOPT_TIMESTAMP, t->tsval, t->tsecr);
+	if (dsack)
+		put_two_word_option(opt, TCPOPT_SACK, t->dsack_start, t->dsack_end);
 	csum_tcp(tcp, tcp_len, t->family, t->src, t->dst);
 	return ip_len + tcp_len;
 }
