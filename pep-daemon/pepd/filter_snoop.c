@@ -569,7 +569,8 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 		if (!(g->flags & SEG_SENDER_RTX))
 			pol->first_tx_outcome(f, ctx, g->local_rtx > 0);
 		snoop_credit_arrival(s, g);
-		if (dsack_wanted(f, ctx) && g->flags & SEG_RTX_DROPPED) {
+		/* a dropped copy of the sender's is reported, unless a later one went on (the receiver reports it) */
+		if (dsack_wanted(f, ctx) && (g->flags & (SEG_RTX_DROPPED | SEG_SENDER_RTX)) == SEG_RTX_DROPPED) {
 			if (out_push_dsack(out, p->ack, g->seq, g->end))
 				COUNT(ctx, f, dsacks_sent, 1);
 		} else if (dsack_wanted(f, ctx) && g->local_rtx > 0 && !(g->flags & (SEG_SENDER_RTX | SEG_NOT_OURS))) {

@@ -289,6 +289,18 @@ static const struct step dsack_dropped[] = {
 	END_,
 };
 
+/* The sender's copy dropped, then a later one of its own passed on: the receiver reports that one, pepd nothing. */
+static const struct step dsack_then_forwarded[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, FWD, false, "rtx 1000", 1, { 2000, 4000 }),
+	D_(60, 1000, DROP, ""),
+	TK(162, ""),			/* max_local_rtx = 1: the hole is given up to the sender */
+	D(200, 1000),			/* whose next copy goes on */
+	A(240, 4000, FWD, ""),
+	END_,
+};
+
 /* The same without dsack_dropped_rtx: the copies are dropped in silence (the late one answered with an ACK). */
 static const struct step dsack_off[] = {
 	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000), D(6, 6000),
@@ -875,6 +887,12 @@ static void dsack_only(struct pep_config *c)
 	c->dsack_dropped_rtx = true;
 }
 
+static void show_acks_dsack_one_round(struct pep_config *c)
+{
+	show_acks_dsack(c);
+	c->max_local_rtx = 1;
+}
+
 static void show_acks(struct pep_config *c)
 {
 	c->drop_dupacks = false;
@@ -1131,6 +1149,8 @@ int main(void)
 		 "dsacks_sent=2 dsacks_kept=1 sender_rtx_dropped=1 local_rtx=2 acks_generated=1");
 	run_case("dsack_dropped/ipv6", dsack_dropped, 6, true, 1000000, show_acks_dsack, "dsacks_sent=2");
 	run_case("dsack_dropped/wrap", dsack_dropped, 4, true, 0xffffe000u, show_acks_dsack, "dsacks_sent=2");
+	run_case("dsack_then_forwarded", dsack_then_forwarded, 4, true, 1000000, show_acks_dsack_one_round,
+		 "dsacks_sent=0 sender_rtx_dropped=1 rtx_given_up=1");
 	run_case("dsack_dropped/off", dsack_off, 4, true, 1000000, show_acks, "dsacks_sent=0 sender_rtx_dropped=1");
 	run_case("dsack_dropped/no_sack", sender_rtx_redundant, 4, false, 1000000, dsack_only,
 		 "dsacks_sent=0 sender_rtx_dropped=1");
