@@ -393,46 +393,46 @@ static void note_repaired(struct snoop_state *s, const struct seg *g)
 	s->repaired_i = (uint8_t)((s->repaired_i + 1) % SNOOP_REPAIRED_RING);
 }
 
+/* The remembered repair that holds [start, end), or NULL. */
+static struct sack_block *repaired_holding(struct snoop_state *s, uint32_t start, uint32_t end)
+{
+	unsigned int i;
+
+	for (i = 0; i < SNOOP_REPAIRED_RING; i++) {
+		struct sack_block *b = &s->repaired[i];
+
+		if (b->start != b->end && seq_geq(start, b->start) && seq_leq(end, b->end))
+			return b;
+	}
+	return NULL;
+}
+
 /* The sender's copy of [seq, end), acknowledged already and dropped: was it of a repair of ours? */
 static bool dsack_late_copy(struct flow *f, uint32_t seq, uint32_t end, const struct pep_ctx *ctx,
 			    struct pep_out *out)
 {
 	struct snoop_state *s = &f->st.snoop;
-	unsigned int i;
+	struct sack_block *b;
 
 	if (!dsack_wanted(f, ctx))
 		return false;
-	for (i = 0; i < SNOOP_REPAIRED_RING; i++) {
-		struct sack_block *b = &s->repaired[i];
-
-		if (b->start == b->end || seq_before(seq, b->start) || seq_after(end, b->end))
-			continue;
-		*b = (struct sack_block){ 0, 0 };
-		if (!out_push_dsack(out, s->last_ack, seq, end))
-			return false;
-		COUNT(ctx, f, dsacks_sent, 1);
-		return true;
-	}
-	return false;
+	b = repaired_holding(s, seq, end);
+	if (!b)
+		return false;
+	*b = (struct sack_block){ 0, 0 };
+	if (!out_push_dsack(out, s->last_ack, seq, end))
+		return false;
+	COUNT(ctx, f, dsacks_sent, 1);
+	return true;
 }
 
 /* An ACK passed on with its SACK blocks: drop a leading D-SACK block for a duplicate of our repair. */
 static void keep_our_dsack(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out)
 {
-	const struct snoop_state *s = &f->st.snoop;
-	unsigned int i;
 	uint8_t n;
 
 	if (!dsack_wanted(f, ctx) || ctx->cfg->hide_sack || out->verdict != VERDICT_ACCEPT ||
-	    !snoop_first_block_is_dsack(p))
-		return;
-	for (i = 0; i < SNOOP_REPAIRED_RING; i++) {
-		const struct sack_block *b = &s->repaired[i];
-
-		if (b->start != b->end && seq_geq(p->sack[0].start, b->start) && seq_leq(p->sack[0].end, b->end))
-			break;
-	}
-	if (i == SNOOP_REPAIRED_RING)
+	    !snoop_first_block_is_dsack(p) || !repaired_holding(&f->st.snoop, p->sack[0].start, p->sack[0].end))
 		return;
 	n = p->nsack - 1 < 2 ? (uint8_t)(p->nsack - 1) : 2;
 	if (n) {
@@ -560,6 +560,7 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 	struct snoop_state *s = &f->st.snoop;
 	struct seg *sample = NULL, *h;
 	uint32_t discount = 0, i, prev_dupacks = s->dupacks;
+	bool dsack = dsack_wanted(f, ctx);
 
 	for (i = 0; i < f->cache.count; i++) {
 		struct seg *g = segq_at(&f->cache, i);
@@ -570,10 +571,10 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 			pol->first_tx_outcome(f, ctx, g->local_rtx > 0);
 		snoop_credit_arrival(s, g);
 		/* a dropped copy of the sender's is reported, unless a later one went on (the receiver reports it) */
-		if (dsack_wanted(f, ctx) && (g->flags & (SEG_RTX_DROPPED | SEG_SENDER_RTX)) == SEG_RTX_DROPPED) {
+		if (dsack && (g->flags & (SEG_RTX_DROPPED | SEG_SENDER_RTX)) == SEG_RTX_DROPPED) {
 			if (out_push_dsack(out, p->ack, g->seq, g->end))
 				COUNT(ctx, f, dsacks_sent, 1);
-		} else if (dsack_wanted(f, ctx) && g->local_rtx > 0 && !(g->flags & (SEG_SENDER_RTX | SEG_NOT_OURS))) {
+		} else if (dsack && g->local_rtx > 0 && !(g->flags & (SEG_SENDER_RTX | SEG_NOT_OURS))) {
 			note_repaired(s, g);
 		}
 		/*
