@@ -16,9 +16,16 @@
  * keeps a copy, so the queue never fills because of pepd's own
  * bookkeeping.
  *
- * Order on the wire: a local retransmission is sent (raw socket) while its
- * trigger is processed, before the verdicts of the round are sent, so it
- * enters the egress queue ahead of the new data accepted in the same round.
+ * Order on the wire: the egress queue must take packets in the order the
+ * filter saw them leave, since Snoop infers a loss from a later
+ * transmission's arrival.  pepd's own sends (raw socket) leave at once,
+ * the kernel forwards an accepted packet when its verdict is sent; so
+ * before a send of pepd's own, held verdicts that let data towards the
+ * wireless host through are sent first (order_flushes).  Sent after them,
+ * a repair overtook data accepted earlier in its round, whose arrival
+ * then came after the repair's: the data were taken for lost and
+ * repaired in vain, and their ACK credited the repair's place in the
+ * order, so everything sent since was taken for lost too.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -138,6 +145,11 @@ static int send_cached(struct pepd_queue *q, struct flow *f, const struct pep_ct
 
 	if (idx < 0)
 		return -ENOENT;
+	if (q->wireless_verdict_held) {
+		nfqueue_flush(&q->nfq);	/* see "Order on the wire" at the top */
+		q->wireless_verdict_held = false;
+		q->stats.order_flushes++;
+	}
 	r = inject_segment(&q->inj, f, segq_at(&f->cache, (uint32_t)idx), copies, repair);
 	if (r < 0) {
 		f->cnt.inject_errors++;
@@ -307,7 +319,7 @@ void pepd_handle_packet(void *queue, const struct nfqueue_packet *pkt)
 	struct pepd_queue *q = queue;
 	struct pep_ctx ctx = queue_ctx(q);
 	const struct pep_devs devs = { pkt->indev, pkt->outdev, pkt->physindev, pkt->physoutdev };
-	bool cut = pkt->cap_len && pkt->cap_len != pkt->len, partial = false;
+	bool cut = pkt->cap_len && pkt->cap_len != pkt->len, partial = false, ordered;
 	enum admit_where where;
 	enum admit_csum csum;
 	struct flow_key key;
@@ -433,6 +445,10 @@ void pepd_handle_packet(void *queue, const struct nfqueue_packet *pkt)
 		trace_packet(q, f, &p, dir, &out, ctx.now);
 	apply_timer(q, f, &out);
 	do_actions(q, f, &ctx, &out);
+	/* data (or a SYN-ACK) the filter may have cached: its place in the order counts */
+	ordered = q->caches_data && dir == DIR_TO_WIRELESS && (p.payload_len || (p.flags & TCPF_SYN));
+	if (ordered && !(out.verdict == VERDICT_DROP || out.verdict == VERDICT_INJECT))
+		q->wireless_verdict_held = true;
 	if (out.verdict == VERDICT_DROP) {
 		nfqueue_verdict(&q->nfq, pkt->id, NFQUEUE_DROP, NULL, 0);
 	} else if (out.verdict == VERDICT_INJECT) {
@@ -440,6 +456,8 @@ void pepd_handle_packet(void *queue, const struct nfqueue_packet *pkt)
 
 		send_range(q, f, &ctx, out.inject_seq, out.inject_end, &fallback);
 		nfqueue_verdict(&q->nfq, pkt->id, fallback ? NFQUEUE_ACCEPT : NFQUEUE_DROP, NULL, 0);
+		if (fallback && ordered)
+			q->wireless_verdict_held = true;
 	} else if ((((out.sack_n || out.hide_sack) && p.sack_opt_off) || out.set_window) && !cut &&
 		   (!partial || complete_checksum(q, &p))) {
 		/* never a cut packet: its verdict's bytes would replace, and so cut, the whole packet */

@@ -61,6 +61,7 @@ struct pepd_queue {
 	pthread_t thread;
 	bool thread_running;
 	bool caches_data;	/* the filter copies data into the cache (snoop, snoop+) */
+	bool wireless_verdict_held;	/* a packet towards the wireless host let through, its verdict not yet sent */
 	uint32_t bypass_mark;	/* the connection mark pepd's rules skip (0: they queue every flow) */
 	struct nfqueue nfq;
 	struct flow_table ft;

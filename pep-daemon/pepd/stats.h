@@ -55,7 +55,7 @@ struct pep_counters {
 };
 
 /*
- * Counters of the queue, not of a flow: what pepd refused to act on, and
+ * Counters of the queue, not of a flow: mostly what pepd refused to act on, and
  * why.  Reported with the totals (pepd_report_refusals).
  */
 #define PEP_QUEUE_COUNTERS(X)                                                                                   \
@@ -69,6 +69,8 @@ struct pep_counters {
 	X(flows_evicted, "embryonic flows dropped to make room for a new one (the flow table was full)")       \
 	X(flows_reset, "embryonic flows freed at a reset")                                                      \
 	X(slices_refused, "cached segments not sent because they would need more than 128 slices")            \
+	X(order_flushes, "verdicts sent ahead of their round so that data let through before one of pepd's own "  \
+			 "sends enters the egress queue first (the order the loss inference assumes)")           \
 	X(headers_unverifiable, "packets of which only the headers were copied (headers_only) and whose TCP "  \
 				"checksum nobody had verified: passed unchanged, unused")
 

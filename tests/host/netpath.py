@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import socket
 import struct
 import tempfile
@@ -357,13 +358,27 @@ class Pepd:
         assert isinstance(totals, dict)
         return totals
 
-    def peak_rss_kib(self) -> int:
-        """VmHWM of pepd itself (the process under ip netns exec)."""
+    def pid(self) -> int:
+        """pepd itself (the process under ip netns exec)."""
         for pid in _children(self.proc.popen.pid):
-            status = Path(f"/proc/{pid}/status").read_text()
-            if "\nName:\tpepd\n" in "\n" + status:
-                return int(status.split("VmHWM:")[1].split()[0])
+            if "\nName:\tpepd\n" in "\n" + Path(f"/proc/{pid}/status").read_text():
+                return pid
         raise AssertionError("pepd's process not found")
+
+    def peak_rss_kib(self) -> int:
+        """VmHWM of pepd itself."""
+        status = Path(f"/proc/{self.pid()}/status").read_text()
+        return int(status.split("VmHWM:")[1].split()[0])
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """pepd stopped (SIGSTOP): what arrives meanwhile waits in its queue and is read as one round."""
+        pid = self.pid()
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.kill(pid, signal.SIGCONT)
 
 
 def _children(pid: int) -> list[int]:
