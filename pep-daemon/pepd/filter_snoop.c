@@ -569,7 +569,8 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 			break;
 		if (!(g->flags & SEG_SENDER_RTX))
 			pol->first_tx_outcome(f, ctx, g->local_rtx > 0);
-		snoop_credit_arrival(s, g);
+		if (!snoop_credit_arrival(s, g, ctx->now))
+			COUNT(ctx, f, repairs_unneeded, 1);
 		/* a dropped copy of the sender's is reported, unless a later one went on (the receiver reports it) */
 		if (dsack && (g->flags & (SEG_RTX_DROPPED | SEG_SENDER_RTX)) == SEG_RTX_DROPPED) {
 			if (out_push_dsack(out, p->ack, g->seq, g->end))
@@ -728,7 +729,7 @@ static void on_ack_evidence(const struct snoop_policy *pol, struct flow *f, cons
 	if (seq_after(p->ack, s->last_ack)) {
 		on_new_ack(pol, f, p, ctx, out, sackm);
 		if (sackm)
-			snoop_sack_mark(f, p);
+			snoop_sack_mark(f, p, ctx);
 		detect_losses(pol, f, ctx, out, sackm);
 		snoop_present_sack(f, p, ctx, out, sackm);
 		keep_our_dsack(f, p, ctx, out);
@@ -744,7 +745,7 @@ static void on_ack_evidence(const struct snoop_policy *pol, struct flow *f, cons
 		}
 	} else if (p->ack == s->last_ack) {
 		if (sackm)
-			snoop_sack_mark(f, p);
+			snoop_sack_mark(f, p, ctx);
 		/*
 		 * With SACK a duplicate ACK is any pure ACK repeating the last
 		 * one, whatever its window (a Linux receiver grows its window

@@ -70,16 +70,27 @@ static inline bool snoop_sack_mode(const struct flow *f, const struct pep_ctx *c
 	return ctx->cfg->use_sack && conn_sack_ok(&f->conn);
 }
 
-/* A segment is known to have arrived: so has every transmission before the one it credits. */
-static inline void snoop_credit_arrival(struct snoop_state *s, const struct seg *g)
+/*
+ * A segment is known to have arrived: so has every transmission before the
+ * one it credits.  Unless that is a repair sent less than the hop's
+ * minimum round trip ago, which cannot have drawn the ACK: an earlier copy
+ * did, late (reordered on the hop), and says nothing of what was sent
+ * after it (RACK's rule for a retransmitted segment, tcp_rack_advance).
+ * Credited from the repair, the late copy made everything sent since the
+ * repair look lost.  Returns false then: the repair was not needed.
+ */
+static inline bool snoop_credit_arrival(struct snoop_state *s, const struct seg *g, uint64_t now)
 {
+	if (g->local_rtx && g->credit_order >= g->tx_first && s->min_rtt_ns && now - g->last_tx_ns < s->min_rtt_ns)
+		return false;
 	if (g->credit_order > s->delivered)
 		s->delivered = g->credit_order;
+	return true;
 }
 
 /* filter_snoop_sack.c: reading the receiver's blocks, and what the sender is shown */
 bool snoop_first_block_is_dsack(const struct pkt *p);
-void snoop_sack_mark(struct flow *f, const struct pkt *p);
+void snoop_sack_mark(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx);
 bool snoop_holes_cached(const struct flow *f, const struct pkt *p, uint32_t *exposed);
 void snoop_present_sack(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out,
 			bool sackm);

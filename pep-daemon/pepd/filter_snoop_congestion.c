@@ -64,6 +64,9 @@ void snoop_sent(struct flow *f, uint32_t seq, bool queued, const struct pep_ctx 
 	g->flags |= SEG_UNSENT_TX;
 	if (g->local_rtx) {
 		g->local_rtx--;	/* a round that never left this box does not count */
+		/* nor may an ACK of an earlier copy credit its place in the order */
+		if (g->credit_order >= g->tx_first)
+			g->credit_order = 0;
 		/* with rtx_priority it had a queue of its own, which says nothing about the data's */
 		if (ctx->cfg->rtx_priority)
 			return;

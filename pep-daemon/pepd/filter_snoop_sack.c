@@ -31,7 +31,7 @@ static bool block_valid(const struct snoop_state *s, const struct sack_block *b,
 }
 
 /* Mark cached segments the SACK blocks cover; they are evidence of arrival. */
-void snoop_sack_mark(struct flow *f, const struct pkt *p)
+void snoop_sack_mark(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx)
 {
 	struct snoop_state *s = &f->st.snoop;
 	int b = snoop_first_block_is_dsack(p) ? 1 : 0;
@@ -49,7 +49,8 @@ void snoop_sack_mark(struct flow *f, const struct pkt *p)
 				break;
 			if (seq_geq(g->seq, blk->start) && seq_leq(g->end, blk->end) && !(g->flags & SEG_SACKED)) {
 				g->flags |= SEG_SACKED;
-				snoop_credit_arrival(s, g);
+				if (!snoop_credit_arrival(s, g, ctx->now))
+					COUNT(ctx, f, repairs_unneeded, 1);
 			}
 		}
 	}

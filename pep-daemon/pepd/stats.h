@@ -24,6 +24,8 @@
 	X(rtx_given_up, "segments left to the sender after max_local_rtx rounds")                              \
 	X(repaired_one_round, "locally repaired segments acknowledged after one local round")                 \
 	X(repaired_more_rounds, "locally repaired segments acknowledged after two or more local rounds")      \
+	X(repairs_unneeded, "repaired segments acknowledged sooner after the repair than the hop's minimum "  \
+			    "round trip: an earlier copy had arrived late (reordered), no evidence of loss")  \
 	X(dupacks_dropped, "duplicate ACKs kept from the sender")                                              \
 	X(dupacks_forwarded, "duplicate ACKs passed to the sender")                                            \
 	X(sack_hidden, "ACKs forwarded with their SACK option blanked")                                        \

@@ -430,6 +430,9 @@ static inline void h_free(struct harness *h)
 #define ASW(t, a_, w, v, hide_, acts, n, ...) \
 	{ .kind = ACK, .t_ms = (t), .seq = (a_), .win = (w), .verdict = (v), .hide = (hide_), .actions = (acts), \
 	  .nsack = (n), .sack = { __VA_ARGS__ } }
+#define ASQ(t, a_, v, hide_, acts, n, ...) \
+	{ .kind = ACK, .t_ms = (t), .seq = (a_), .verdict = (v), .hide = (hide_), .actions = (acts), \
+	  .nsack = (n), .sack = { __VA_ARGS__ }, .queue_refuses = true }
 #define TK(t, acts) { .kind = TICK, .t_ms = (t), .actions = (acts) }
 #define QDROP(t) { .kind = QDISC_DROP, .t_ms = (t), .verdict = VERDICT_ACCEPT }
 #define AQ(t, a_, v, acts) { .kind = ACK, .t_ms = (t), .seq = (a_), .verdict = (v), .actions = (acts), .queue_refuses = true }

@@ -141,6 +141,38 @@ static const struct step priority_overtakes[] = {
 	END_,
 };
 
+/*
+ * Reordered on the hop: the blocks show 1000 missing, it is repaired, and
+ * 3 ms later (less than the hop's 40 ms minimum round trip) the original
+ * arrives.  That ACK cannot be the repair's, so it credits nothing: the
+ * data sent before the repair, 3000-6000, are on their way, not lost.
+ * (Credited from the repair, it made them all look lost at once.)
+ */
+static const struct step late_original[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000), D(6, 6000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, DROP, false, "rtx 1000", 1, { 2000, 3000 }),
+	A(45, 3000, FWD, ""),
+	A(46, 4000, FWD, ""),
+	A(47, 7000, FWD, ""),
+	END_,
+};
+
+/*
+ * The repair of 1000 is refused by the egress queue (a congestion signal:
+ * the hole is the sender's), and the original turns up late.  A round that
+ * never left takes no place in the order: the original's ACK credits
+ * nothing, and 3000-6000 are not taken for lost.
+ */
+static const struct step late_original_refused[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000), D(6, 6000),
+	A(40, 1000, FWD, ""),
+	ASQ(42, 1000, DROP, false, "rtx 1000", 1, { 2000, 3000 }),
+	A(90, 3000, FWD, ""),
+	A(91, 7000, FWD, ""),
+	END_,
+};
+
 /* A hole this box never saw (lost on the wired side): dupacks and SACK go to the sender. */
 static const struct step uncached_hole[] = {
 	D(0, 0), D(2, 2000), D(3, 3000),
@@ -1116,6 +1148,11 @@ int main(void)
 	run_case("sack_two_holes", sack_two_holes, 4, true, 1000000, NULL, "local_rtx=2 sack_hidden=1");
 	run_case("sack_two_holes/wrap", sack_two_holes, 4, true, 0xffffe000u, NULL, "local_rtx=2 sack_hidden=1");
 	run_case("priority_overtakes", priority_overtakes, 4, true, 1000000, rtx_priority, "local_rtx=1");
+	run_case("late_original", late_original, 4, true, 1000000, NULL,
+		 "local_rtx=1 repairs_unneeded=1 repaired_one_round=1");
+	run_case("late_original/wrap", late_original, 4, true, 0xffffe000u, NULL, "local_rtx=1 repairs_unneeded=1");
+	run_case("late_original_refused", late_original_refused, 4, true, 1000000, NULL,
+		 "local_rtx=1 queue_drops=1 repaired_one_round=0");
 	run_case("uncached_hole", uncached_hole, 4, true, 1000000, NULL,
 		 "local_rtx=0 dupacks_forwarded=2 sender_rtx=1 sack_hidden=0");
 	run_case("acked_rtx", acked_rtx, 4, false, 1000000, NULL, "data_dropped=3 acks_generated=2");
