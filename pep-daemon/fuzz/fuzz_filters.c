@@ -67,6 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	h.cfg.rtx_thresh = 1 + (data[2] >> 4 & 3);
 	h.cfg.discount_copy_dupacks = data[2] & 8;
 	h.cfg.dsack_dropped_rtx = data[2] & 0x40;
+	h.cfg.reorder_window_percent = data[0] & 0x10 ? 25 : 0;
 	if (data[2] & 0x80) {
 		/* every ACK shown to the sender: its retransmissions race the local ones */
 		h.cfg.drop_dupacks = false;

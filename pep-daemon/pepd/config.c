@@ -107,6 +107,11 @@ static const struct cfg_key keys[] = {
 	  .help = "duplicate ACKs (without SACK) or later transmissions SACKed (with SACK) before a cached segment "
 		  "is retransmitted locally; 1 is ns-2's setting, 2 because Linux receivers send the odd "
 		  "duplicate ACK without an arrival; raise it on a hop that reorders" },
+	{ .name = "reorder_window", .type = CFG_UINT, F(reorder_window_percent), .min = 0, .max = 100, .def = "0",
+	  .unit = "percent of the hop's minimum RTT",
+	  .help = "with SACK: a segment that a later transmission's arrival shows missing is repaired only once "
+		  "it is this much later than that transmission's round trip allows, so that a hop that "
+		  "reorders draws no needless repairs (RACK's reordering window; Linux uses 25); 0: at once" },
 	{ .name = "max_local_rtx", .type = CFG_UINT, F(max_local_rtx), .min = 1, .max = 32, .def = "4",
 	  .unit = "rounds", .help = "local retransmission rounds per segment before it is left to the sender" },
 	{ .name = "rto_initial", .type = CFG_DURATION, F(rto_initial_ns), .min = 1 * MS, .max = 60 * S_,

@@ -79,6 +79,7 @@ struct pep_config {
 
 	/* snoop and snoop+ */
 	uint32_t rtx_thresh;
+	uint32_t reorder_window_percent;
 	uint32_t max_local_rtx;
 	uint64_t rto_initial_ns;
 	uint64_t rto_min_ns;

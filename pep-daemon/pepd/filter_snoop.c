@@ -161,17 +161,21 @@ static uint64_t timer_deadline(const struct snoop_state *s, const struct seg *h,
 
 static void rearm(struct flow *f, const struct pep_ctx *ctx, struct pep_out *out)
 {
+	struct snoop_state *s = &f->st.snoop;
 	struct seg *h = timer_head(f);
 	uint64_t at;
 
 	if (!h) {
+		s->reorder_at = 0;
 		if (f->deadline) {
 			out->timer_op = TIMER_CANCEL;
 			out->timer_at = 0;
 		}
 		return;
 	}
-	at = timer_deadline(&f->st.snoop, h, ctx->cfg);
+	at = timer_deadline(s, h, ctx->cfg);
+	if (s->reorder_at && s->reorder_at < at)
+		at = s->reorder_at;
 	if (at != f->deadline) {
 		out->timer_op = TIMER_SET;
 		out->timer_at = at;
@@ -239,6 +243,22 @@ static bool may_retransmit(const struct seg *g)
 }
 
 /*
+ * reorder_window (RACK's reordering window): g, sent before a transmission
+ * that arrived, is taken for lost once it is later than that one's round
+ * trip by more than the window, a share of the hop's minimum round trip;
+ * until then it may only be reordered.  Returns when g is due (0: now).
+ */
+static uint64_t reorder_due(const struct snoop_state *s, const struct seg *g, const struct pep_ctx *ctx)
+{
+	uint64_t at;
+
+	if (!ctx->cfg->reorder_window_percent || !s->min_rtt_ns)
+		return 0;
+	at = g->last_tx_ns + s->delivered_rtt_ns + s->min_rtt_ns * ctx->cfg->reorder_window_percent / 100;
+	return ctx->now >= at ? 0 : at;
+}
+
+/*
  * Retransmit cached segments that a later arrival proves lost (see the
  * top of the file); at most max_burst per event.  SACK only.
  */
@@ -250,13 +270,25 @@ static void detect_losses(const struct snoop_policy *pol, struct flow *f, const 
 
 	if (!sackm)
 		return;
+	s->reorder_at = 0;
 	for (i = 0; i < f->cache.count && budget; i++) {
 		struct seg *g = segq_at(&f->cache, i);
+		uint64_t due;
 
 		if (!may_retransmit(g))
 			continue;
 		if (s->delivered < g->tx_order + ctx->cfg->rtx_thresh)
 			continue;
+		due = reorder_due(s, g, ctx);
+		if (due) {
+			if (!s->reorder_at || due < s->reorder_at)
+				s->reorder_at = due;
+			if (!(g->flags & SEG_REORDER_HELD)) {
+				g->flags |= SEG_REORDER_HELD;
+				COUNT(ctx, f, reorder_held, 1);
+			}
+			continue;
+		}
 		if (snoop_leave_egress_drop(f, g, ctx))
 			continue;
 		if (retransmit(pol, f, g, ctx, out, false))
@@ -569,8 +601,11 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 			break;
 		if (!(g->flags & SEG_SENDER_RTX))
 			pol->first_tx_outcome(f, ctx, g->local_rtx > 0);
-		if (!snoop_credit_arrival(s, g, ctx->now))
-			COUNT(ctx, f, repairs_unneeded, 1);
+		if (!(g->flags & SEG_SACKED)) {	/* a SACKed one was counted then */
+			if (!snoop_credit_arrival(s, g, ctx->now))
+				COUNT(ctx, f, repairs_unneeded, 1);
+			snoop_count_reordered(f, g, ctx);
+		}
 		/* a dropped copy of the sender's is reported, unless a later one went on (the receiver reports it) */
 		if (dsack && (g->flags & (SEG_RTX_DROPPED | SEG_SENDER_RTX)) == SEG_RTX_DROPPED) {
 			if (out_push_dsack(out, p->ack, g->seq, g->end))
@@ -808,8 +843,11 @@ void snoop_packet(const struct snoop_policy *pol, struct flow *f, const struct p
 void snoop_timer(const struct snoop_policy *pol, struct flow *f, const struct pep_ctx *ctx, struct pep_out *out)
 {
 	struct snoop_state *s = &f->st.snoop;
-	struct seg *h = timer_head(f);
+	struct seg *h;
 
+	if (s->reorder_at && ctx->now >= s->reorder_at)
+		detect_losses(pol, f, ctx, out, snoop_sack_mode(f, ctx));
+	h = timer_head(f);
 	if (h && ctx->now >= timer_deadline(s, h, ctx->cfg)) {
 		/*
 		 * The oldest hole only, as in Snoop: a timeout is no evidence of

@@ -83,9 +83,18 @@ static inline bool snoop_credit_arrival(struct snoop_state *s, const struct seg 
 {
 	if (g->local_rtx && g->credit_order >= g->tx_first && s->min_rtt_ns && now - g->last_tx_ns < s->min_rtt_ns)
 		return false;
-	if (g->credit_order > s->delivered)
+	if (g->credit_order > s->delivered) {
 		s->delivered = g->credit_order;
+		s->delivered_rtt_ns = now > g->last_tx_ns ? now - g->last_tx_ns : 0;
+	}
 	return true;
+}
+
+/* A segment reorder_window held back arrived without a repair: it was only reordered. */
+static inline void snoop_count_reordered(struct flow *f, const struct seg *g, const struct pep_ctx *ctx)
+{
+	if ((g->flags & SEG_REORDER_HELD) && !g->local_rtx)
+		COUNT(ctx, f, reorder_saved, 1);
 }
 
 /* filter_snoop_sack.c: reading the receiver's blocks, and what the sender is shown */

@@ -51,6 +51,7 @@ void snoop_sack_mark(struct flow *f, const struct pkt *p, const struct pep_ctx *
 				g->flags |= SEG_SACKED;
 				if (!snoop_credit_arrival(s, g, ctx->now))
 					COUNT(ctx, f, repairs_unneeded, 1);
+				snoop_count_reordered(f, g, ctx);
 			}
 		}
 	}

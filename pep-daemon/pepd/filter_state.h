@@ -39,6 +39,8 @@ struct snoop_state {
 	uint64_t tx_counter;	/* ordinal of the latest transmission towards the wireless host */
 	uint64_t delivered;	/* highest ordinal known (or inferred) to have arrived */
 	uint64_t delivered_ns;	/* ... when it last grew */
+	uint64_t delivered_rtt_ns;	/* ... the round trip of the transmission it credits (reorder_window) */
+	uint64_t reorder_at;	/* when a segment held back by reorder_window is due (0: none) */
 	uint64_t srtt_ns;
 	uint64_t rttvar_ns;
 	bool rtt_valid;

@@ -24,6 +24,8 @@
 	X(rtx_given_up, "segments left to the sender after max_local_rtx rounds")                              \
 	X(repaired_one_round, "locally repaired segments acknowledged after one local round")                 \
 	X(repaired_more_rounds, "locally repaired segments acknowledged after two or more local rounds")      \
+	X(reorder_held, "segments whose repair reorder_window held back (a later transmission had arrived)")   \
+	X(reorder_saved, "... of them, segments that then arrived without the repair: reordered, not lost")     \
 	X(repairs_unneeded, "repaired segments acknowledged sooner after the repair than the hop's minimum "  \
 			    "round trip: an earlier copy had arrived late (reordered), no evidence of loss")  \
 	X(dupacks_dropped, "duplicate ACKs kept from the sender")                                              \

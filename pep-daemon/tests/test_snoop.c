@@ -173,6 +173,31 @@ static const struct step late_original_refused[] = {
 	END_,
 };
 
+/*
+ * reorder_window = 25 % of the hop's 40 ms: 2000 (sent at 2 ms) arrived
+ * after 40 ms, so 1000 (sent at 1) is due by 51 ms.  At 42 it may only be
+ * reordered: held.  Here it turns up at 45: no repair.
+ */
+static const struct step reorder_held[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, DROP, false, "", 1, { 2000, 3000 }),
+	A(45, 3000, FWD, ""),
+	A(47, 5000, FWD, ""),
+	END_,
+};
+
+/* The same hole lost: repaired when the window ends, by the timer it set. */
+static const struct step reorder_lost[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, DROP, false, "", 1, { 2000, 3000 }),
+	AS(44, 1000, DROP, false, "", 1, { 2000, 5000 }),
+	TK(51, "rtx 1000"),
+	A(92, 5000, FWD, ""),
+	END_,
+};
+
 /* A hole this box never saw (lost on the wired side): dupacks and SACK go to the sender. */
 static const struct step uncached_hole[] = {
 	D(0, 0), D(2, 2000), D(3, 3000),
@@ -907,6 +932,11 @@ static void rtx_priority(struct pep_config *c)
 	c->rtx_priority = 0x10010;
 }
 
+static void reorder_window(struct pep_config *c)
+{
+	c->reorder_window_percent = 25;
+}
+
 static void show_acks_dsack(struct pep_config *c)
 {
 	c->drop_dupacks = false;
@@ -1151,6 +1181,11 @@ int main(void)
 	run_case("late_original", late_original, 4, true, 1000000, NULL,
 		 "local_rtx=1 repairs_unneeded=1 repaired_one_round=1");
 	run_case("late_original/wrap", late_original, 4, true, 0xffffe000u, NULL, "local_rtx=1 repairs_unneeded=1");
+	run_case("reorder_held", reorder_held, 4, true, 1000000, reorder_window,
+		 "local_rtx=0 reorder_held=1 reorder_saved=1");
+	run_case("reorder_held/wrap", reorder_held, 4, true, 0xffffe000u, reorder_window, "local_rtx=0 reorder_saved=1");
+	run_case("reorder_lost", reorder_lost, 4, true, 1000000, reorder_window,
+		 "local_rtx=1 reorder_held=1 reorder_saved=0 local_rtx_timer=0 repaired_one_round=1");
 	run_case("late_original_refused", late_original_refused, 4, true, 1000000, NULL,
 		 "local_rtx=1 queue_drops=1 repaired_one_round=0");
 	run_case("uncached_hole", uncached_hole, 4, true, 1000000, NULL,
