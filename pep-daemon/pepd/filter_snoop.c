@@ -601,11 +601,8 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 			break;
 		if (!(g->flags & SEG_SENDER_RTX))
 			pol->first_tx_outcome(f, ctx, g->local_rtx > 0);
-		if (!(g->flags & SEG_SACKED)) {	/* a SACKed one was counted then */
-			if (!snoop_credit_arrival(s, g, ctx->now))
-				COUNT(ctx, f, repairs_unneeded, 1);
-			snoop_count_reordered(f, g, ctx);
-		}
+		if (!(g->flags & SEG_SACKED))	/* a SACKed one was counted then */
+			snoop_arrived(f, g, ctx);
 		/* a dropped copy of the sender's is reported, unless a later one went on (the receiver reports it) */
 		if (dsack && (g->flags & (SEG_RTX_DROPPED | SEG_SENDER_RTX)) == SEG_RTX_DROPPED) {
 			if (out_push_dsack(out, p->ack, g->seq, g->end))

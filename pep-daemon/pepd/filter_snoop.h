@@ -75,26 +75,26 @@ static inline bool snoop_sack_mode(const struct flow *f, const struct pep_ctx *c
  * one it credits.  Unless that is a repair sent less than the hop's
  * minimum round trip ago, which cannot have drawn the ACK: an earlier copy
  * did, late (reordered on the hop), and says nothing of what was sent
- * after it (RACK's rule for a retransmitted segment, tcp_rack_advance).
- * Credited from the repair, the late copy made everything sent since the
- * repair look lost.  Returns false then: the repair was not needed.
+ * after it (RACK's rule for a retransmitted segment, tcp_rack_advance);
+ * credited from the repair, the late copy made everything sent since the
+ * repair look lost.  Also counts a segment reorder_window held back that
+ * arrived without a repair: it was only reordered.
  */
-static inline bool snoop_credit_arrival(struct snoop_state *s, const struct seg *g, uint64_t now)
+static inline void snoop_arrived(struct flow *f, const struct seg *g, const struct pep_ctx *ctx)
 {
-	if (g->local_rtx && g->credit_order >= g->tx_first && s->min_rtt_ns && now - g->last_tx_ns < s->min_rtt_ns)
-		return false;
-	if (g->credit_order > s->delivered) {
-		s->delivered = g->credit_order;
-		s->delivered_rtt_ns = now > g->last_tx_ns ? now - g->last_tx_ns : 0;
-	}
-	return true;
-}
+	struct snoop_state *s = &f->st.snoop;
 
-/* A segment reorder_window held back arrived without a repair: it was only reordered. */
-static inline void snoop_count_reordered(struct flow *f, const struct seg *g, const struct pep_ctx *ctx)
-{
 	if ((g->flags & SEG_REORDER_HELD) && !g->local_rtx)
 		COUNT(ctx, f, reorder_saved, 1);
+	if (g->local_rtx && g->credit_order >= g->tx_first && s->min_rtt_ns &&
+	    ctx->now - g->last_tx_ns < s->min_rtt_ns) {
+		COUNT(ctx, f, repairs_unneeded, 1);
+		return;
+	}
+	if (g->credit_order > s->delivered) {
+		s->delivered = g->credit_order;
+		s->delivered_rtt_ns = ctx->now > g->last_tx_ns ? ctx->now - g->last_tx_ns : 0;
+	}
 }
 
 /* filter_snoop_sack.c: reading the receiver's blocks, and what the sender is shown */

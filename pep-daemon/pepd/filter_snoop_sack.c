@@ -49,9 +49,7 @@ void snoop_sack_mark(struct flow *f, const struct pkt *p, const struct pep_ctx *
 				break;
 			if (seq_geq(g->seq, blk->start) && seq_leq(g->end, blk->end) && !(g->flags & SEG_SACKED)) {
 				g->flags |= SEG_SACKED;
-				if (!snoop_credit_arrival(s, g, ctx->now))
-					COUNT(ctx, f, repairs_unneeded, 1);
-				snoop_count_reordered(f, g, ctx);
+				snoop_arrived(f, g, ctx);
 			}
 		}
 	}
