@@ -189,9 +189,11 @@ def test_no_corrupt_or_duplicate_packet_whatever_netem_does_to_frames(options: d
         assert s["sender"]["retransmitted"] > 0, (role, s["sender"])
         assert s["tun_device"]["tx_packets"] >= s["sender"]["packets_in"], (role, s["tun_device"], s["sender"])
     if "link_mtu" in options:
+        # of what arqd read, not of COUNT: the TUN device drops some while the window is full (above).
         # (the few unfragmented packets are the kernel's own, IPv6 router solicitations and the like)
-        fragmented = stats["bs"]["sender"]["fragmented_packets"]
-        assert fragmented >= 0.8 * COUNT and stats["wh"]["receiver"]["reassembled"] >= 0.97 * fragmented, stats
+        read, fragmented = stats["bs"]["sender"]["packets_in"], stats["bs"]["sender"]["fragmented_packets"]
+        assert fragmented >= 0.9 * read, (fragmented, read)
+        assert stats["wh"]["receiver"]["reassembled"] >= 0.97 * fragmented, stats["wh"]["receiver"]
 
 
 # A TCP transfer of SIZE bytes from a seeded generator, hashed at both ends: "send HOST SIZE" / "recv".
