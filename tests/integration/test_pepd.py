@@ -338,9 +338,16 @@ _NETEM = "qdisc add dev to-wh parent 1:1 handle 10: netem limit 1000 delay 170ms
 REORDER = [_TBF.split(), _NETEM.split()]
 
 
+def qdisc_drops(topo: Topology, host: str, dev: str) -> int:
+    """Packets every qdisc on ``dev`` dropped (tc -s)."""
+    return sum(
+        int(q["drops"]) for q in json.loads(topo.host(host).run(["tc", "-s", "-j", "qdisc", "show", "dev", dev]))
+    )
+
+
 def test_packet_controller_filters_reordering_dupacks(tmp_path: Path) -> None:
     fast_retransmits = {}
-    filtered = 0
+    totals: dict[str, Any] = {}
     for scheme in ("stock", "pc"):
         with Topology(profile("0%")) as topo:
             topo.host("s").set_sysctls(RENO_CLASSIC)
@@ -348,21 +355,23 @@ def test_packet_controller_filters_reordering_dupacks(tmp_path: Path) -> None:
             if scheme == "pc":
                 with pepd_running(topo, tmp_path, "--filter", "pc", "--dupack-thresh", "20") as daemon:
                     data = transfer(topo, 8, cc="reno")
-                    filtered = daemon.totals()["dupacks_dropped"]
+                    totals = daemon.totals()
             else:
                 data = transfer(topo, 8, cc="reno")
             counters = json.loads(topo.host("s").run(["nstat", "-as", "--json"]))["kernel"]
             fast_retransmits[scheme] = int(counters.get("TcpExtTCPFastRetrans", 0))
             assert goodput_mbps(data) > 0.05
+            # the premise below: nothing lost, so every fast retransmit is spurious
+            assert qdisc_drops(topo, "bs", "to-wh") == 0, (scheme, topo.host("bs").run(["tc", "-s", "qdisc"]))
     # Reordering draws dupacks; the ACK filter keeps the 3rd to 19th of each
-    # run from the sender.  With no loss on this path every fast retransmit
-    # is spurious.  A threshold the reordering rarely reaches (packets are
-    # overtaken by up to about 10 others here), because with 8 the runs
+    # run from the sender.  A threshold the reordering rarely reaches (packets
+    # are overtaken by up to about 10 others here), because with 8 the runs
     # that still got through made the two counts two draws of one noisy
     # number (stock 10, pc 14 in one CI run).
-    assert filtered > 0
+    filtered = totals["dupacks_dropped"]
+    assert filtered > 0 and totals["flows_stepped_aside"] == 0, totals
     assert fast_retransmits["stock"] >= 3, f"the path did not reorder enough to test anything: {fast_retransmits}"
-    assert fast_retransmits["pc"] <= fast_retransmits["stock"] // 2, fast_retransmits
+    assert fast_retransmits["pc"] <= fast_retransmits["stock"] // 2, (fast_retransmits, totals)
 
 
 def test_a_flow_the_packet_controller_steps_aside_for_leaves_the_queue(tmp_path: Path) -> None:
