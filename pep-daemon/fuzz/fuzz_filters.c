@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	h.cfg.reorder_window_percent = data[0] & 0x10 ? 25 : 0;
 	if (data[2] & 0x80) {
 		/* every ACK shown to the sender: its retransmissions race the local ones */
-		h.cfg.drop_dupacks = false;
+		h.cfg.drop_dupacks = data[0] & 0x20 ? DROP_DUPACKS_AUTO : DROP_DUPACKS_FALSE;
 		h.cfg.hide_sack = false;
 	}
 	h.cfg.dupack_thresh = 3 + (data[3] & 7);

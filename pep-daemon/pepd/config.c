@@ -9,6 +9,7 @@ static const char *const filter_names[] = { "passthrough", "snoop", "snoop+", "p
 static const char *const rules_names[] = { "auto", "nft", "iptables-nft", "iptables-legacy", "none", NULL };
 static const char *const forward_names[] = { "inject", "accept", "auto", NULL };
 static const char *const sack_flows_names[] = { "aside", "act", NULL };
+static const char *const drop_dupacks_names[] = { "false", "true", "auto", NULL };
 
 #define F(field) CFG_FIELD(struct pep_config, field)
 #define MS 1000000ULL
@@ -18,8 +19,8 @@ static const struct cfg_key keys[] = {
 	{ .name = "filter", .type = CFG_ENUM, F(filter), .names = filter_names, .def = "snoop",
 	  .section = "the daemon",
 	  .help = "what runs on every TCP flow through the wireless interface(s): passthrough (track and count "
-		  "only), snoop (local retransmission from a cache, dupacks kept from the sender), snoop+ (snoop "
-		  "sending 1 + copies copies per local retransmission) or pc (the Packet Controller: dupack "
+		  "only), snoop (local retransmission from a cache, dupacks kept from senders without SACK), snoop+ "
+		  "(snoop sending 1 + copies copies per local retransmission) or pc (the Packet Controller: dupack "
 		  "threshold raised, acknowledged retransmissions dropped)" },
 	{ .name = "wireless", .type = CFG_IFACES, F(wireless), .min = 0, .max = PEP_MAX_IFACES, .def = "",
 	  .required = true, .example = "wlan0",
@@ -124,14 +125,16 @@ static const struct cfg_key keys[] = {
 	  .unit = "segments", .help = "segments retransmitted locally per event at most" },
 	{ .name = "use_sack", .type = CFG_BOOL, F(use_sack), .def = "true",
 	  .help = "read the receiver's SACK blocks to find every hole (when the connection negotiated SACK)" },
-	{ .name = "drop_dupacks", .type = CFG_BOOL, F(drop_dupacks), .def = "true",
-	  .help = "snoop: drop the dupacks (and hold a classic sender's partial ACKs) of holes repaired here; "
-		  "false keeps the local retransmissions but lets every ACK through, like a TCP-unaware link "
-		  "layer (the stand-in local recovery of the scheme snoop-rtx)" },
-	{ .name = "hide_sack", .type = CFG_BOOL, F(hide_sack), .def = "true",
+	{ .name = "drop_dupacks", .type = CFG_ENUM, F(drop_dupacks), .names = drop_dupacks_names, .def = "auto",
+	  .help = "snoop: drop the dupacks (and hold a classic sender's partial ACKs) of holes repaired here: auto "
+		  "for flows that did not negotiate SACK, true for every flow (the paper), false for none, like a "
+		  "TCP-unaware link layer (the stand-in local recovery of the scheme snoop-rtx).  A SACK sender "
+		  "shown its dupacks keeps sending during a repair, and Linux undoes the recovery they start once "
+		  "the repair's ACK echoes the original's timestamp; hidden, it waits on its window" },
+	{ .name = "hide_sack", .type = CFG_BOOL, F(hide_sack), .def = "false",
 	  .help = "blank the SACK option of ACKs passed to the sender while every hole is cached here (a SACK "
 		  "sender would otherwise retransmit them itself), and cut it to one block above a hole that is "
-		  "the sender's" },
+		  "the sender's; with drop_dupacks = true, the paper's Snoop for a SACK sender" },
 	{ .name = "discount_copy_dupacks", .type = CFG_BOOL, F(discount_copy_dupacks), .def = "true",
 	  .help = "do not count the dupacks drawn by Snoop+'s extra copies; false reproduces the paper's false "
 		  "local rounds for copies >= 3" },

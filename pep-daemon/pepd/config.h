@@ -46,6 +46,13 @@ enum pep_sack_flows {
 	SACK_FLOWS_ACT,		/* filtered like any other (the paper) */
 };
 
+/* snoop: which flows' dupacks of holes repaired here stay from the sender (drop_dupacks). */
+enum pep_drop_dupacks {
+	DROP_DUPACKS_FALSE,	/* none: every ACK reaches the sender */
+	DROP_DUPACKS_TRUE,	/* every flow's (the paper) */
+	DROP_DUPACKS_AUTO,	/* flows without SACK only */
+};
+
 #define COPIES_AUTO CFG_AUTO
 
 struct pep_config {
@@ -87,7 +94,7 @@ struct pep_config {
 	uint32_t max_burst;
 	bool use_sack;
 	bool hide_sack;
-	bool drop_dupacks;
+	enum pep_drop_dupacks drop_dupacks;
 	bool discount_copy_dupacks;
 	bool ack_acked_rtx;
 	bool dsack_dropped_rtx;

@@ -705,7 +705,7 @@ static void on_dupack(const struct snoop_policy *pol, struct flow *f, const stru
 	if (handled && h->flags & SEG_NOT_OURS)
 		handled = false;
 	/* the link-layer stand-in: repair here, but the sender sees every dupack */
-	if (!ctx->cfg->drop_dupacks)
+	if (!snoop_drops_dupacks(f, ctx))
 		handled = false;
 	if (handled && !ours && snoop_repair_window_opens(f, p, ctx)) {
 		/* on to the sender as a window update (SACK blanked): one more segment per arrival */
@@ -765,7 +765,7 @@ static void on_ack_evidence(const struct snoop_policy *pol, struct flow *f, cons
 		detect_losses(pol, f, ctx, out, sackm);
 		snoop_present_sack(f, p, ctx, out, sackm);
 		keep_our_dsack(f, p, ctx, out);
-		if (!sackm && pure && ctx->cfg->drop_dupacks && s->sender_recovering && partial_ack_ours(f, p->ack)) {
+		if (!sackm && pure && snoop_drops_dupacks(f, ctx) && s->sender_recovering && partial_ack_ours(f, p->ack)) {
 			/*
 			 * A NewReno sender in recovery answers every partial ACK by
 			 * retransmitting the segment it names.  That segment is being
@@ -864,6 +864,7 @@ void snoop_report(const struct flow *f, const struct pep_ctx *ctx, struct json_o
 	const struct snoop_state *s = &f->st.snoop;
 
 	jo_bool(j, "sack", snoop_sack_mode(f, ctx));
+	jo_bool(j, "drops_dupacks", snoop_drops_dupacks(f, ctx));
 	jo_dbl(j, "srtt_ms", s->rtt_valid ? (double)s->srtt_ns / 1e6 : 0.0);
 	jo_dbl(j, "rttvar_ms", s->rtt_valid ? (double)s->rttvar_ns / 1e6 : 0.0);
 	jo_dbl(j, "rto_ms", (double)snoop_rto(s, ctx->cfg) / 1e6);

@@ -70,6 +70,14 @@ static inline bool snoop_sack_mode(const struct flow *f, const struct pep_ctx *c
 	return ctx->cfg->use_sack && conn_sack_ok(&f->conn);
 }
 
+/* drop_dupacks for this flow: auto keeps them from a sender without SACK only */
+static inline bool snoop_drops_dupacks(const struct flow *f, const struct pep_ctx *ctx)
+{
+	if (ctx->cfg->drop_dupacks == DROP_DUPACKS_AUTO)
+		return !conn_sack_ok(&f->conn);
+	return ctx->cfg->drop_dupacks == DROP_DUPACKS_TRUE;
+}
+
 /*
  * A segment is known to have arrived: so has every transmission before the
  * one it credits.  Unless that is a repair sent less than the hop's

@@ -292,6 +292,8 @@ static inline void h_init(struct harness *h, const struct pep_filter_ops *ops, i
 	config_defaults(&h->cfg);
 	h->cfg.rtx_thresh = 1;	/* the tables are written for the paper's ns-2 setting */
 	h->cfg.window_clamp = false;	/* and for loss recovery alone; test_snoop has a clamp table */
+	h->cfg.drop_dupacks = DROP_DUPACKS_TRUE;	/* and for the paper's Snoop, repairs hidden from */
+	h->cfg.hide_sack = true;			/* every sender; test_snoop has tables for auto */
 	h->cfg.nwireless = 1;
 	strcpy(h->cfg.wireless[0], "wlan0");
 	h->ops = ops;

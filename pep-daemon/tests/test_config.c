@@ -16,20 +16,22 @@ static void good_values(void)
 		"adaptive_target = 0.5%\n"
 		"mark = 0x4000\n"
 		"\n"
-		"hide-sack = off\n";
+		"hide-sack = on\n"
+		"drop_dupacks = true\n";
 	struct pep_config c;
 	char err[PEP_ERR_MAX] = "";
 
 	config_defaults(&c);
 	CHECK(c.filter == FILTER_SNOOP && c.rtx_thresh == 2 && c.copies == 2 && c.rto_min_ns == 20000000ULL,
 	      "defaults");
+	CHECK(c.drop_dupacks == DROP_DUPACKS_AUTO && !c.hide_sack, "repairs hidden from flows without SACK only");
 	CHECK(config_load_text(&c, text, sizeof(text) - 1, "t.conf", err, sizeof(err)) == 0, "loads: %s", err);
 	CHECK(c.filter == FILTER_SNOOPPLUS, "filter");
 	CHECK(c.nwireless == 2 && strcmp(c.wireless[1], "wlan1") == 0, "interfaces");
 	CHECK(c.rto_min_ns == 30000000ULL && c.idle_timeout_ns == 2000000000ULL, "durations");
 	CHECK(c.flow_cache_bytes == 96 * 1024 && c.total_cache_bytes == 8 << 20, "sizes");
 	CHECK(c.copies == COPIES_AUTO && c.adaptive_target > 0.00499 && c.adaptive_target < 0.00501, "copies, %%");
-	CHECK(c.mark == 0x4000 && !c.hide_sack, "hex and dashes");
+	CHECK(c.mark == 0x4000 && c.hide_sack && c.drop_dupacks == DROP_DUPACKS_TRUE, "hex, dashes, choices");
 	CHECK(config_check(&c, err, sizeof(err)) == 0, "consistent: %s", err);
 }
 

@@ -115,6 +115,17 @@ static const struct step sack_single_kept[] = {
 	END_,
 };
 
+/* The defaults (drop_dupacks auto, hide_sack off) with SACK: repaired here, every dupack shown whole */
+static const struct step sack_single_shown[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, FWD, false, "rtx 1000", 1, { 2000, 3000 }),
+	AS(43, 1000, FWD, false, "", 1, { 2000, 4000 }),
+	AS(44, 1000, FWD, false, "", 1, { 2000, 5000 }),
+	A(85, 5000, FWD, ""),
+	END_,
+};
+
 /* SACK, two holes: both retransmitted as the blocks reveal them; a partial ACK goes on with its blocks hidden. */
 static const struct step sack_two_holes[] = {
 	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000), D(5, 5000),
@@ -919,7 +930,7 @@ static void clamp_on_no_updates(struct pep_config *c)
 
 static void keep_dupacks(struct pep_config *c)
 {
-	c->drop_dupacks = false;
+	c->drop_dupacks = DROP_DUPACKS_FALSE;
 }
 
 static void egress_drops(struct pep_config *c)
@@ -939,7 +950,7 @@ static void reorder_window(struct pep_config *c)
 
 static void show_acks_dsack(struct pep_config *c)
 {
-	c->drop_dupacks = false;
+	c->drop_dupacks = DROP_DUPACKS_FALSE;
 	c->hide_sack = false;
 	c->dsack_dropped_rtx = true;
 }
@@ -957,8 +968,17 @@ static void show_acks_dsack_one_round(struct pep_config *c)
 
 static void show_acks(struct pep_config *c)
 {
-	c->drop_dupacks = false;
+	c->drop_dupacks = DROP_DUPACKS_FALSE;
 	c->hide_sack = false;
+}
+
+static void default_acks(struct pep_config *c)
+{
+	struct pep_config d;
+
+	config_defaults(&d);
+	c->drop_dupacks = d.drop_dupacks;
+	c->hide_sack = d.hide_sack;
 }
 
 static void small_cache(struct pep_config *c)
@@ -1167,6 +1187,10 @@ int main(void)
 		 "local_rtx=1 dupacks_dropped=0 dupacks_forwarded=3");
 	run_case("sack_single/keep_dupacks", sack_single_kept, 4, true, 1000000, keep_dupacks,
 		 "local_rtx=1 dupacks_dropped=0 dupacks_forwarded=3");
+	run_case("single_loss/default_acks", single_loss, 4, false, 1000000, default_acks,
+		 "local_rtx=1 dupacks_dropped=3 dupacks_forwarded=0");
+	run_case("sack_single/default_acks", sack_single_shown, 4, true, 1000000, default_acks,
+		 "local_rtx=1 dupacks_dropped=0 dupacks_forwarded=3 sack_hidden=0");
 	run_case("two_holes_reno", two_holes_reno, 4, false, 1000000, NULL,
 		 "local_rtx=2 repaired_one_round=2 repaired_more_rounds=0");
 	run_case("sack_single", sack_single, 4, true, 1000000, NULL, "local_rtx=1 dupacks_dropped=3");

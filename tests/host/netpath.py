@@ -27,6 +27,7 @@ import select
 import signal
 import socket
 import struct
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -419,3 +420,38 @@ def pepd_running(ns: Netns, *flags: str, wireless: str = "to-wh") -> Iterator[Pe
         daemon.proc.stop()
         if os.path.exists(daemon.sock):
             os.unlink(daemon.sock)
+
+
+WHOLE_RECEIVER = r"""
+import hashlib, json, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.listen(1)
+c, _ = s.accept()
+h, n = hashlib.sha256(), 0
+while b := c.recv(65536):
+    h.update(b)
+    n += len(b)
+print(json.dumps({"bytes": n, "sha256": h.hexdigest()}))
+"""
+
+WHOLE_SENDER = r"""
+import hashlib, json, socket, sys
+data = bytes(range(256)) * (int(sys.argv[3]) // 256)
+c = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+c.sendall(data)
+c.shutdown(socket.SHUT_WR)
+c.recv(1)
+print(json.dumps({"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}))
+"""
+
+
+def transfer_whole(path: HostPath, port: int, size: int) -> tuple[dict[str, object], dict[str, object]]:
+    """``size`` bytes S -> WH over IPv4, hashed at both ends: (what S sent, what WH received)."""
+    wh = path.host("wh")
+    receiver = wh.spawn([sys.executable, "-c", WHOLE_RECEIVER, str(port)], name="receiver")
+    poll_until("the receiver", lambda: wh.run(["ss", "-Hltn", f"sport = :{port}"]).strip() or None, deadline_s=10)
+    sent = json.loads(path.host("s").run([sys.executable, "-c", WHOLE_SENDER, ADDR["wh"]["4"], str(port), str(size)]))
+    assert receiver.wait(timeout=30) == 0, receiver.stderr
+    return sent, json.loads(receiver.stdout)

@@ -12,50 +12,12 @@ arrive whole, and pepd's rules are gone after it stops.
 
 from __future__ import annotations
 
-import json
-import sys
-
 import pytest
 
-from airtcp.proc import poll_until
-
-from .netpath import ADDR, HostPath, pepd_running
+from .netpath import HostPath, pepd_running, transfer_whole
 
 PORT = 5731
 SIZE = 8 << 20  # about 5 800 segments of 1448 bytes
-
-RECEIVER = r"""
-import hashlib, json, socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[1])))
-s.listen(1)
-c, _ = s.accept()
-h, n = hashlib.sha256(), 0
-while b := c.recv(65536):
-    h.update(b)
-    n += len(b)
-print(json.dumps({"bytes": n, "sha256": h.hexdigest()}))
-"""
-
-SENDER = r"""
-import hashlib, json, socket, sys
-data = bytes(range(256)) * (int(sys.argv[3]) // 256)
-c = socket.create_connection((sys.argv[1], int(sys.argv[2])))
-c.sendall(data)
-c.shutdown(socket.SHUT_WR)
-c.recv(1)
-print(json.dumps({"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}))
-"""
-
-
-def _transfer(path: HostPath) -> tuple[dict[str, object], dict[str, object]]:
-    wh = path.host("wh")
-    receiver = wh.spawn([sys.executable, "-c", RECEIVER, str(PORT)], name="receiver")
-    poll_until("the receiver", lambda: wh.run(["ss", "-Hltn", f"sport = :{PORT}"]).strip() or None, deadline_s=10)
-    sent = json.loads(path.host("s").run([sys.executable, "-c", SENDER, ADDR["wh"]["4"], str(PORT), str(SIZE)]))
-    assert receiver.wait(timeout=30) == 0, receiver.stderr
-    return sent, json.loads(receiver.stdout)
 
 
 @pytest.mark.parametrize(
@@ -69,7 +31,7 @@ def test_a_flow_stepped_aside_for_leaves_the_queue(sack: int, bypass_mark: str, 
         with pepd_running(path.host("bs"), "--filter", "pc", "--bypass-mark", bypass_mark) as daemon:
             rules = path.host("bs").run(["iptables-legacy-save", "-t", "security"])
             assert ("CONNMARK" in rules) == (bypass_mark != "0"), rules
-            sent, received = _transfer(path)
+            sent, received = transfer_whole(path, PORT, SIZE)
             doc = daemon.stats(16)
         assert received == sent, (sent, received)
         totals = doc["totals"]
