@@ -24,7 +24,7 @@ just before it, with the same load:
    each is worth, snoop
    without its window clamp (on veth the hop's bandwidth-delay product is
    a few segments, so the clamp, not pepd, limits each flow), and
-   --main-pepd PATH rows for another build (one queue, its defaults): the
+   --main-pepd PATH rows for another build (its defaults, queues as it ran them): the
    same load through the pepd before these techniques, in the same run.
 2. CPU at a fixed rate: snoop with FLOWS flows paced by the kernel to 100
    and 500 Mbit/s in all, offloads off: pepd's CPU time as a share of one
@@ -377,8 +377,8 @@ def variants(techniques: bool, main: Path | None) -> list[Variant]:
     rows = [Variant("plain", None)]
     if main:
         rows += [
-            Variant("main passthrough", ["--filter", "passthrough"], "1", binary=main),
-            Variant("main snoop", ["--filter", "snoop"], "1", binary=main),
+            Variant("main passthrough", ["--filter", "passthrough"], binary=main),
+            Variant("main snoop", ["--filter", "snoop"], binary=main),
         ]
     rows += [
         Variant("passthrough", ["--filter", "passthrough", "--queues", "1"], "1"),
@@ -429,10 +429,11 @@ def part_throughput(path: Path3, pepd: Path, args: argparse.Namespace, tmp: str)
             with plain_or_pepd(path, v.binary or pepd, v.flags, tmp, v.conntrack) as daemon:
                 load = flows_run(path, FLOWS, args.seconds, daemon)
                 med, p99 = round_trips(path, args.round_trips)
-                split = "-"
+                split, nqueues = "-", v.queues
                 if daemon:
                     queues = daemon.stats(0).get("queues", [])
                     total = sum(q["packets"] for q in queues) or 1
+                    nqueues = str(len(queues) or 1)  # what it ran: another build's default may be several
                     if len(queues) > 1:
                         split = "/".join(f"{100 * q['packets'] / total:.0f}" for q in queues)
             if base is None:
@@ -440,7 +441,7 @@ def part_throughput(path: Path3, pepd: Path, args: argparse.Namespace, tmp: str)
             b, bmed, bp99 = base
             ratio_pps = load.mtu_pps / b.mtu_pps if on else load.pps / b.pps
             print(
-                f"{'on' if on else 'off':8} {v.name:22} {v.queues:>6} {load.gbps:7.2f} {load.gbps / b.gbps:6.2f} "
+                f"{'on' if on else 'off':8} {v.name:22} {nqueues:>6} {load.gbps:7.2f} {load.gbps / b.gbps:6.2f} "
                 f"{load.pps / 1e3:7.1f} {load.mtu_pps / 1e3:8.1f} {ratio_pps:6.2f} {pct(load.pepd_cpu):>8} "
                 f"{split:>9} {med:7.1f} {med - bmed:6.1f} {p99:7.1f} {p99 - bp99:6.1f}",
                 flush=True,
@@ -515,7 +516,7 @@ def main() -> int:
     parser.add_argument("--round-trips", type=int, default=2000)
     parser.add_argument("--techniques", action="store_true", help="also a row per technique switched off")
     parser.add_argument("--pepd", type=Path, default=PEPD_DIR / "build" / "pepd")
-    parser.add_argument("--main-pepd", type=Path, help="also rows for this build (one queue, its defaults)")
+    parser.add_argument("--main-pepd", type=Path, help="also rows for this build (its defaults)")
     parser.add_argument("--parts", default="1,2,3", help="which parts, comma-separated (1 throughput, 2 CPU, 3 flows)")
     args = parser.parse_args()
     if os.geteuid() != 0:
