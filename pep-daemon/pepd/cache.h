@@ -39,6 +39,7 @@
 #define SEG_UNSENT_TX 0x10	/* its latest transmission never left (the queue refused it): no RTT sample */
 #define SEG_RTX_DROPPED 0x20	/* the sender's retransmission of it was dropped (ours was on its way) */
 #define SEG_REORDER_HELD 0x40	/* reorder_window held its repair back: it may only be reordered */
+#define SEG_RATE_COUNTED 0x80	/* its bytes are in the delivery rate already (SACKed before the ACK) */
 #define SEG_NOT_OURS (SEG_GIVEN_UP | SEG_QUEUE_DROP)	/* holes pepd will not repair */
 
 /* A cached packet: one allocation, shared by the segments cut from it. */

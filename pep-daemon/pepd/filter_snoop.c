@@ -591,7 +591,7 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 {
 	struct snoop_state *s = &f->st.snoop;
 	struct seg *sample = NULL, *h;
-	uint32_t discount = 0, i, prev_dupacks = s->dupacks;
+	uint32_t discount = 0, i, prev_dupacks = s->dupacks, reported = 0;
 	bool dsack = dsack_wanted(f, ctx);
 
 	for (i = 0; i < f->cache.count; i++) {
@@ -603,6 +603,8 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 			pol->first_tx_outcome(f, ctx, g->local_rtx > 0);
 		if (!(g->flags & SEG_SACKED))	/* a SACKed one was counted then */
 			snoop_arrived(f, g, ctx);
+		if (g->flags & SEG_RATE_COUNTED)
+			reported += g->end - g->seq;
 		/* a dropped copy of the sender's is reported, unless a later one went on (the receiver reports it) */
 		if (dsack && (g->flags & (SEG_RTX_DROPPED | SEG_SENDER_RTX)) == SEG_RTX_DROPPED) {
 			if (out_push_dsack(out, p->ack, g->seq, g->end))
@@ -633,7 +635,7 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 	    ctx->now >= sample->last_tx_ns)
 		rtt_sample(f, ctx->now - sample->last_tx_ns, ctx);
 	segq_ack(&f->cache, ctx->budget, p->ack);
-	s->acked_bytes += p->ack - s->last_ack;
+	snoop_count_delivered(s, p->ack - s->last_ack, reported, seq_geq(p->ack, s->snd_max));
 	snoop_rate_update(s, ctx->now);
 	s->last_ack = p->ack;
 	s->last_win = p->window;
@@ -689,6 +691,8 @@ static void on_dupack(const struct snoop_policy *pol, struct flow *f, const stru
 		ours = true;
 	} else if (!only_dsack) {
 		s->dupacks++;	/* a DSACK-only dupack reports a duplicate: no news about holes */
+		if (!sackm)
+			snoop_credit_dupack(f, ctx->now);
 	}
 	handled = h && !(h->flags & (SEG_NOT_OURS | SEG_SENDER_RTX));
 	if (handled && sackm && p->nsack) {

@@ -113,6 +113,8 @@ void snoop_present_sack(struct flow *f, const struct pkt *p, const struct pep_ct
 			bool sackm);
 
 /* filter_snoop_pacing.c: the hop's delivery rate, the path's round trip, the window clamp */
+void snoop_count_delivered(struct snoop_state *s, uint32_t advance, uint32_t reported, bool all_acked);
+void snoop_credit_dupack(struct flow *f, uint64_t now);
 void snoop_rate_update(struct snoop_state *s, uint64_t now);
 uint64_t snoop_max_rate(const struct snoop_state *s);
 uint64_t snoop_path_min_rtt(const struct snoop_state *s);

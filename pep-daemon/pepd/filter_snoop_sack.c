@@ -50,9 +50,14 @@ void snoop_sack_mark(struct flow *f, const struct pkt *p, const struct pep_ctx *
 			if (seq_geq(g->seq, blk->start) && seq_leq(g->end, blk->end) && !(g->flags & SEG_SACKED)) {
 				g->flags |= SEG_SACKED;
 				snoop_arrived(f, g, ctx);
+				if (!(g->flags & SEG_RATE_COUNTED)) {
+					g->flags |= SEG_RATE_COUNTED;
+					s->delivered_bytes += g->end - g->seq;
+				}
 			}
 		}
 	}
+	snoop_rate_update(s, ctx->now);
 }
 
 /*

@@ -59,7 +59,8 @@ struct snoop_state {
 	bool sender_recovering;	/* the sender retransmitted a hole left to it ... */
 	uint32_t sender_recover;	/* ... and is in recovery until this is acknowledged */
 	/* pacing the sender to the hop (window_clamp) */
-	uint64_t acked_bytes;		/* acknowledged by the wireless host, in total */
+	uint64_t delivered_bytes;	/* received by the wireless host, in all: each byte once, when reported */
+	uint32_t dupack_credit;		/* ... of which credited from dupacks (without SACK) since the last new ACK */
 	uint64_t rate_start_ns, rate_start_bytes;
 	uint64_t rate[SNOOP_RATE_SAMPLES];	/* delivery rate samples, bytes/s */
 	uint8_t rate_n, rate_i;
