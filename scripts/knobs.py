@@ -48,8 +48,6 @@ class Daemon:
     man: str
     uci: str
     uci_intro: str
-    # keys the OpenWrt init script sets itself
-    uci_owned: tuple[str, ...] = ()
 
 
 DAEMONS = (
@@ -63,11 +61,10 @@ DAEMONS = (
         uci_intro="""/etc/config/pepd: pepd, the base-station PEP (airtcp).
 
 One section of type pepd per pepd (each with its own queue); /etc/init.d/pepd
-starts those with enabled '1' and puts their queue rules in an nftables table
-of their own after fw4's forward chain.  Every option is a pepd key (`pepd
---help` gives each one's meaning, man pepd too); each is listed here with its
-default, commented out.  Check: /etc/init.d/pepd check.""",
-        uci_owned=("rules",),
+starts those with enabled '1', each with its own queue rules (rules = auto:
+nftables, after fw4's chains, a port of br-lan included).  Every option is a
+pepd key (`pepd --help` gives each one's meaning, man pepd too); each is
+listed here with its default, commented out.  Check: /etc/init.d/pepd check.""",
         intro="""pepd.conf: the base-station PEP daemon (Documentation/pepd.rst).
 
 One "key = value" per line; "#" starts a comment.  Every key is also a
@@ -251,9 +248,6 @@ def uci_config(daemon: Daemon, schema: dict[str, Any]) -> str:
         if key["section"] != section:
             section = key["section"]
             lines += ["", f"\t# {section}"]
-        if key["name"] in daemon.uci_owned:
-            lines.append(f"\t# {key['name']}: set by the init script")
-            continue
         kind = "list" if key["type"] == "interfaces" else "option"
         if key["required"]:
             lines.append(f"\t{kind} {key['name']} {_uci_value(key['example'])}")

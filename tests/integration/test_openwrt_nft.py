@@ -1,63 +1,118 @@
-"""The OpenWrt package's nftables table in a real nft, driving a real pepd.
+"""The OpenWrt package's way of running pepd, on a bridged access point in the VM.
 
-On OpenWrt the init script asks ``pepd check`` for the effective
-settings, turns them into a table of its own with ``airtcp-uci nft``
-(fw4 loads no rules for pepd) and starts pepd with ``rules = none``.
-Here the same table is loaded into the base station's namespace of a
-testbed path: it loads (twice: the init script reloads it), it queues
-what crosses the wireless interface, and pepd, started as the init script
-starts it, sees and forwards that traffic.
+OpenWrt's default access point bridges the radio (phy0-ap0) into br-lan:
+routed traffic leaves on br-lan, the port is chosen by the bridge, and a
+table on the inet forward hook alone never sees the radio.  So the init
+script runs pepd with its own queue rules (rules = auto), which hook the
+bridge family for a port, after the firewall's chains.  Here, as the init
+script does it: the uci section (as `uci show` prints it) through the
+mapping into a configuration file, `pepd check -c` on it, `pepd run -c`
+next to an fw4-like table (table inet fw4, a forward chain at priority
+filter dropping one port), on a base station whose "radio" to-wh is a port
+of br-lan.  Checked: pepd's tables (bridge family included) see the routed
+download; the firewall's drop holds; a SIGTERM (procd's stop) removes
+them; after a kill -9 they stay and traffic flows (bypass), and `pepd
+cleanup -c` (the init script's service_stopped) removes them, leaving
+fw4's table alone.
 """
 
 from __future__ import annotations
 
-import re
+import os
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
+from airtcp.daemons import query
 from airtcp.paths import REPO_ROOT
 from airtcp.plugins.pepd import PEPD
-from airtcp.proc import run
+from airtcp.proc import poll_until
 from airtcp.topology import Topology
 
 from .conftest import transfer
-from .test_pepd import pepd_running, profile
+from .test_pepd import Pepd, profile
+from .test_pepd_safety import bridged, nft
 
 MAP = REPO_ROOT / "packaging" / "openwrt" / "net" / "airtcp" / "files" / "airtcp-uci"
-QUEUE = "7"
-TABLE = ["inet", "airtcp_pepd_lab"]
+FW4 = "table inet fw4 {\n chain forward {\n  type filter hook forward priority filter;\n  tcp dport 5555 drop\n }\n}\n"
+LISTEN = "import socket, sys, time\ns = socket.socket()\ns.bind(('', int(sys.argv[1])))\ns.listen()\ntime.sleep(120)\n"
+CONNECT = "import socket, sys\nsocket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=3).close()\n"
 
 
-def openwrt_table(topo: Topology) -> str:
-    """What the init script would load: ``pepd check`` on the AP, then the mapping."""
-    settings = ["--wireless", "to-wh", "--queue", QUEUE, "--queues", "1", "--rules", "none"]
-    checked = topo.host("bs").run([str(PEPD), "check", *settings])
-    done = subprocess.run([str(MAP), "nft", "lab"], input=checked, capture_output=True, text=True, check=False)
+def init_conf(tmp_path: Path, sock: str) -> Path:
+    """What the init script writes from the section: `uci show` through the mapping."""
+    show = (
+        "pepd.main=pepd\npepd.main.enabled='1'\npepd.main.wireless='to-wh'\n"
+        f"pepd.main.filter='snoop'\npepd.main.control_socket='{sock}'\n"
+    )
+    done = subprocess.run([str(MAP), "conf", "pepd", "main"], input=show, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
-    return done.stdout
+    conf = tmp_path / "main.conf"
+    conf.write_text(done.stdout)
+    return conf
 
 
-def queued_packets(topo: Topology) -> int:
-    listing = topo.host("bs").run(["nft", "list", "table", *TABLE])
-    return sum(int(n) for n in re.findall(r"counter packets (\d+)", listing))
+def start(topo: Topology, conf: Path, sock: str) -> Pepd:
+    """`pepd run -c`, as procd starts it; ready once it answers."""
+    proc = topo.host("bs").spawn([str(PEPD), "run", "-c", str(conf)], name="pepd")
+
+    def ready() -> bool | None:
+        assert proc.running(), proc.stderr
+        try:
+            return True if query(sock, "ping", timeout=2.0).strip() == "pong" else None
+        except OSError:
+            return None
+
+    poll_until("pepd to answer", ready, deadline_s=90, interval_s=0.1)
+    return Pepd(proc, sock)
 
 
-def test_the_openwrt_table_loads_and_feeds_pepd(tmp_path: Path) -> None:
-    with Topology(profile("1%")) as topo:
-        table = openwrt_table(topo)
-        assert f"queue num {QUEUE} bypass" in table, table
-        for _ in range(2):  # the init script's reload loads it over itself
-            run(topo.host("bs").argv(["nft", "-f", "-"]), input_text=table)
-        assert queued_packets(topo) == 0
-        # No pepd yet: bypass lets the traffic through, counted by the rules.
-        alone = transfer(topo, 2)
-        assert alone["end"]["sum_received"]["bytes"] > 0
-        before = queued_packets(topo)
-        assert before > 0, "the table queues what crosses the wireless interface"
-        flags = ("--filter", "snoop", "--queue", QUEUE, "--queues", "1", "--rules", "none")
-        with pepd_running(topo, tmp_path, *flags) as daemon:
-            transfer(topo, 3)
-            totals = daemon.totals()
-        assert totals["packets"] > 0, totals
-        assert queued_packets(topo) - before >= totals["packets"], totals
-        topo.host("bs").run(["nft", "delete", "table", *TABLE])
+def pepd_tables(topo: Topology) -> list[str]:
+    listing = topo.host("bs").run(["nft", "list", "tables"])
+    return sorted(line.split(" ", 1)[1] for line in listing.splitlines() if "pepd_q" in line)
+
+
+def connects(topo: Topology, port: int) -> bool:
+    """A TCP handshake from S to a listener on WH within 3 s."""
+    argv = topo.host("s").argv([sys.executable, "-c", CONNECT, topo.address("wh"), str(port)])
+    return subprocess.run(argv, capture_output=True, timeout=30, check=False).returncode == 0
+
+
+def test_the_init_scripts_way_queues_a_bridged_radio_behind_the_firewall(tmp_path: Path) -> None:
+    sock = str(tmp_path / "pepd.sock")
+    with Topology(profile("1%")) as topo, bridged(topo):
+        conf = init_conf(tmp_path, sock)
+        topo.host("bs").run([str(PEPD), "check", "-c", str(conf)])
+        nft(topo.host("bs"), FW4)
+        wh = topo.host("wh")
+        listeners = [wh.spawn([sys.executable, "-c", LISTEN, str(p)], name=f"listen {p}") for p in (5555, 5556)]
+        try:
+            daemon = start(topo, conf, sock)
+            try:
+                assert pepd_tables(topo) == ["bridge pepd_q0", "inet pepd_q0"], pepd_tables(topo)
+                transfer(topo, 3)
+                totals = daemon.totals()
+                flows = daemon.stats()["flows"]
+                allowed, dropped = connects(topo, 5556), connects(topo, 5555)
+            finally:
+                daemon.proc.stop()  # SIGTERM, as procd stops an instance
+            assert pepd_tables(topo) == [], "removed at SIGTERM"
+            # routed into the bridge and out of its radio port: seen, data one way and ACKs the other
+            bulk = max(flows, key=lambda f: int(f["data_packets"]))
+            assert bulk["data_packets"] > 100 and bulk["ack_packets"] > 20, (bulk, totals)
+            assert allowed and not dropped, f"through pepd: 5556 connects {allowed}, fw4's dropped 5555 {dropped}"
+
+            # killed: the rules stay, carrying bypass; the next start or pepd cleanup removes them
+            daemon = start(topo, conf, sock)
+            os.killpg(daemon.proc.popen.pid, signal.SIGKILL)
+            daemon.proc.stop()
+            assert pepd_tables(topo) == ["bridge pepd_q0", "inet pepd_q0"], "a killed pepd's rules stay"
+            after_kill = transfer(topo, 2)
+            assert after_kill["end"]["sum_received"]["bytes"] > 0, "bypass: traffic flows with no pepd"
+            topo.host("bs").run([str(PEPD), "cleanup", "-c", str(conf)])
+            assert pepd_tables(topo) == [], "pepd cleanup -c (service_stopped) removes them"
+            assert "table inet fw4" in topo.host("bs").run(["nft", "list", "tables"]), "fw4's table untouched"
+        finally:
+            for listener in listeners:
+                listener.stop()
