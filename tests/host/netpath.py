@@ -436,9 +436,10 @@ while b := c.recv(65536):
 print(json.dumps({"bytes": n, "sha256": h.hexdigest()}))
 """
 
+# random bytes: a segment delivered at the wrong offset (a stale copy) cannot hash the same
 WHOLE_SENDER = r"""
-import hashlib, json, socket, sys
-data = bytes(range(256)) * (int(sys.argv[3]) // 256)
+import hashlib, json, random, socket, sys
+data = random.Random(7).randbytes(int(sys.argv[3]))
 c = socket.create_connection((sys.argv[1], int(sys.argv[2])))
 c.sendall(data)
 c.shutdown(socket.SHUT_WR)

@@ -16,16 +16,13 @@ gso = true) are completed before pepd caches and re-sends them.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
-import sys
 
 import pytest
 
 from airtcp.proc import poll_until
 
-from .netpath import ACK, ADDR, PSH, SYN, HostPath, mss_option, pepd_running, tcp_packet
+from .netpath import ACK, ADDR, PSH, SYN, HostPath, mss_option, pepd_running, tcp_packet, transfer_whole
 
 PORT = 5601
 # Snoop sending every segment itself, no local retransmission within the test
@@ -68,28 +65,6 @@ def test_wrong_checksums_pass_unchanged_and_move_nothing(family: str) -> None:
     assert flow["cached_packets_now"] == 1, f"the corrupted ACK must not free the cache: {flow}"
 
 
-SENDER = r"""
-import hashlib, json, random, socket, sys
-data = random.Random(7).randbytes(int(sys.argv[2]))
-c = socket.create_connection((sys.argv[1], int(sys.argv[3])))
-c.sendall(data)
-c.close()
-print(json.dumps({"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}))
-"""
-
-RECEIVER = r"""
-import hashlib, json, socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1)
-c, _ = s.accept()
-h, n = hashlib.sha256(), 0
-while b := c.recv(65536):
-    h.update(b); n += len(b)
-print(json.dumps({"bytes": n, "sha256": h.hexdigest()}))
-"""
-
-
 @pytest.mark.parametrize("gso", ["true", "false"])
 def test_partial_checksums_are_completed_before_pepd_sends(gso: str) -> None:
     """With gso = true the kernel hands pepd its locally built packets with
@@ -100,13 +75,8 @@ def test_partial_checksums_are_completed_before_pepd_sends(gso: str) -> None:
     with HostPath() as path:
         path.host("s").run(["ethtool", "-K", "to-bs", "tx", "on"])
         with pepd_running(path.host("bs"), "--filter", "snoop", "--gso", gso) as daemon:
-            receiver = path.host("wh").spawn([sys.executable, "-c", RECEIVER, str(port)], name="receiver")
-            listening = ["ss", "-Hltn", f"sport = :{port}"]
-            poll_until("the receiver", lambda: path.host("wh").run(listening).strip() or None, deadline_s=10)
-            sent = json.loads(path.host("s").run([sys.executable, "-c", SENDER, ADDR["wh"]["4"], str(size), str(port)]))
-            receiver.wait(timeout=30)
+            sent, got = transfer_whole(path, port, size)
             totals = daemon.totals()
-    got = json.loads(receiver.stdout.splitlines()[-1])
-    assert got == sent == {"bytes": size, "sha256": hashlib.sha256(random.Random(7).randbytes(size)).hexdigest()}
+    assert got == sent and sent["bytes"] == size, (sent, got)
     assert totals["cached_packets"] > 1000 and totals["bad_checksum_down"] == 0, totals
     assert totals["inject_errors"] == 0, totals

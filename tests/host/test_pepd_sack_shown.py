@@ -34,7 +34,9 @@ def test_the_dupacks_of_repairs_reach_a_sack_sender_only(sack: int, drop_dupacks
         with pepd_running(path.host("bs"), "--filter", "snoop", "--drop-dupacks", drop_dupacks) as daemon:
             sent, received = transfer_whole(path, PORT, SIZE)
             doc = daemon.stats(16)
-        lost = int(wh.run(["iptables-legacy", "-t", "raw", "-L", "PREROUTING", "-vnx"]).splitlines()[2].split()[0])
+        listing = wh.run(["iptables-legacy", "-t", "raw", "-L", "PREROUTING", "-vnx"]).splitlines()
+        (drop_rule,) = [line.split() for line in listing if "DROP" in line.split()]
+        lost = int(drop_rule[0])  # the rule's packet count
     assert received == sent, (sent, received)
     totals = doc["totals"]
     flows = {f["drops_dupacks"] for f in doc["flows"] if f["sack_permitted"] == bool(sack)}
