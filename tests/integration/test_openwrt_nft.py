@@ -24,14 +24,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from airtcp.daemons import query
 from airtcp.paths import REPO_ROOT
 from airtcp.plugins.pepd import PEPD
-from airtcp.proc import poll_until
 from airtcp.topology import Topology
 
 from .conftest import transfer
-from .test_pepd import Pepd, profile
+from .test_pepd import Pepd, profile, spawn_pepd
 from .test_pepd_safety import bridged, nft
 
 MAP = REPO_ROOT / "packaging" / "openwrt" / "net" / "airtcp" / "files" / "airtcp-uci"
@@ -54,18 +52,8 @@ def init_conf(tmp_path: Path, sock: str) -> Path:
 
 
 def start(topo: Topology, conf: Path, sock: str) -> Pepd:
-    """`pepd run -c`, as procd starts it; ready once it answers."""
-    proc = topo.host("bs").spawn([str(PEPD), "run", "-c", str(conf)], name="pepd")
-
-    def ready() -> bool | None:
-        assert proc.running(), proc.stderr
-        try:
-            return True if query(sock, "ping", timeout=2.0).strip() == "pong" else None
-        except OSError:
-            return None
-
-    poll_until("pepd to answer", ready, deadline_s=90, interval_s=0.1)
-    return Pepd(proc, sock)
+    """`pepd run -c`, as procd starts it."""
+    return spawn_pepd(topo, [str(PEPD), "run", "-c", str(conf)], sock)
 
 
 def pepd_tables(topo: Topology) -> list[str]:

@@ -72,7 +72,11 @@ class Pepd:
 
 def start_pepd(topo: Topology, tmp_path: Path, *flags: str) -> Pepd:
     sock = str(tmp_path / f"pepd-{time.monotonic_ns()}.sock")
-    argv = [str(PEPD), "--wireless", "to-wh", "--control-socket", sock, *flags]
+    return spawn_pepd(topo, [str(PEPD), "--wireless", "to-wh", "--control-socket", sock, *flags], sock)
+
+
+def spawn_pepd(topo: Topology, argv: list[str], sock: str) -> Pepd:
+    """pepd started on BS with argv, once it answers on its control socket sock."""
     proc = topo.host("bs").spawn(argv, name="pepd")
 
     def ready() -> bool | None:
