@@ -38,7 +38,7 @@
  * what SACK blocks (reported) or duplicate ACKs (dupack_credit) already
  * counted.  Counting only the cumulative ACK read its jump over data that
  * arrived before a sample began (at a partial ACK between two holes, at
- * the end of a fade) as a burst: the rate came out 1.3-2.8 x the hop's
+ * the end of a fade) as a burst: the rate came out up to 2.8 x the hop's
  * and the clamp never held.
  */
 void snoop_count_delivered(struct snoop_state *s, uint32_t advance, uint32_t reported, bool all_acked)
