@@ -90,7 +90,7 @@ AIRTCP_VM_TCG ?= single
 VM_TEST_ENV := AIRTCP_VM_TCG=$(AIRTCP_VM_TCG)
 
 integration: build $(SAN_BUILD)
-	$(Q)$(VM_TEST_ENV) $(SAN_ENV) $(AIRTCP) exec -- $(PY) -m pytest tests/integration -v -p no:cacheprovider $(PYTEST_ARGS)
+	$(Q)$(VM_TEST_ENV) $(SAN_ENV) $(AIRTCP) exec -- $(PY) -m pytest tests/integration -v -p no:cacheprovider --durations=15 $(PYTEST_ARGS)
 
 lint: deps
 	$(Q)$(VENV)/bin/ruff check testbed tests pep-daemon scripts/check-docs.py scripts/knobs.py

@@ -35,6 +35,7 @@ struct arq_config {
 	uint64_t rto_initial_ns, rto_min_ns, rto_max_ns;
 	bool idle_repair;
 	uint64_t status_interval_ns;
+	uint64_t ack_delay_ns;
 	uint32_t link_mtu;
 	uint32_t tun_mtu;
 	uint32_t tun_queue;

@@ -68,8 +68,15 @@ static uint32_t frame_crc(const uint8_t *buf, size_t total)
 	return arq_crc32c(crc, buf + ARQ_HDR_LEN, total - ARQ_HDR_LEN);
 }
 
+/* A data frame's fields between the header and the payload. */
+static size_t fields_len(uint8_t flags)
+{
+	return (flags & ARQ_F_ACK ? ARQ_ACK_FIELD_LEN : 0) + (flags & ARQ_F_FRAG ? ARQ_FRAG_HDR_LEN : 0);
+}
+
 enum arq_parse_result arq_frame_parse(const uint8_t *buf, size_t len, struct arq_frame *f)
 {
+	const uint8_t *fh;
 	size_t body, total;
 	uint8_t type;
 
@@ -83,13 +90,13 @@ enum arq_parse_result arq_frame_parse(const uint8_t *buf, size_t len, struct arq
 		return ARQ_ERR_TYPE;
 	f->type = (enum arq_type)type;
 	f->flags = buf[1];
-	/* a fragment flag anywhere but on data would make the lengths lie */
-	if (f->flags & ~ARQ_F_FRAG || (f->flags & ARQ_F_FRAG && f->type != ARQ_DATA))
+	/* a data-only flag anywhere but on data would make the lengths lie */
+	if (f->flags & ~(ARQ_F_FRAG | ARQ_F_ACK) || (f->flags && f->type != ARQ_DATA))
 		return ARQ_ERR_FLAGS;
 	f->len = get16(buf + 2);
 	f->seq = get32(buf + 4);
 	f->aux = get32(buf + 8);
-	body = f->len + (f->flags & ARQ_F_FRAG ? ARQ_FRAG_HDR_LEN : 0);
+	body = fields_len(f->flags) + f->len;
 	total = ARQ_HDR_LEN + body;
 	/* exact, except the padding a real Ethernet adds to short frames */
 	if (total > len || (total < len && len > ARQ_MIN_ETH_PAYLOAD))
@@ -103,9 +110,12 @@ enum arq_parse_result arq_frame_parse(const uint8_t *buf, size_t len, struct arq
 	/* the sender never sends an empty packet: one would go up as nothing (found by fuzz_arq_frame) */
 	if (f->type == ARQ_DATA && f->len == 0)
 		return ARQ_ERR_FIELD;
+	fh = buf + ARQ_HDR_LEN;
+	if (f->flags & ARQ_F_ACK) {
+		f->ack_cum = get32(fh);
+		fh += ARQ_ACK_FIELD_LEN;
+	}
 	if (f->flags & ARQ_F_FRAG) {
-		const uint8_t *fh = buf + ARQ_HDR_LEN;
-
 		f->pkt_id = get16(fh);
 		f->frag_index = fh[2];
 		f->frag_count = fh[3];
@@ -114,14 +124,14 @@ enum arq_parse_result arq_frame_parse(const uint8_t *buf, size_t len, struct arq
 			return ARQ_ERR_FIELD;
 		f->payload = fh + ARQ_FRAG_HDR_LEN;
 	} else {
-		f->payload = buf + ARQ_HDR_LEN;
+		f->payload = fh;
 	}
 	return ARQ_OK;
 }
 
 size_t arq_frame_size(const struct arq_frame *f)
 {
-	return ARQ_HDR_LEN + (f->flags & ARQ_F_FRAG ? ARQ_FRAG_HDR_LEN : 0) + f->len;
+	return ARQ_HDR_LEN + fields_len(f->flags) + f->len;
 }
 
 size_t arq_frame_build(uint8_t *out, size_t cap, const struct arq_frame *f)
@@ -135,6 +145,10 @@ size_t arq_frame_build(uint8_t *out, size_t cap, const struct arq_frame *f)
 	put16(out + 2, f->len);
 	put32(out + 4, f->seq);
 	put32(out + 8, f->aux);
+	if (f->flags & ARQ_F_ACK) {
+		put32(out + off, f->ack_cum);
+		off += ARQ_ACK_FIELD_LEN;
+	}
 	if (f->flags & ARQ_F_FRAG) {
 		put16(out + off, f->pkt_id);
 		out[off + 2] = f->frag_index;

@@ -4,9 +4,10 @@
  * the wireless interface.  All fields in network byte order:
  *
  *    0  u8   version (high nibble, 1) | type (low nibble): 1 data, 2 ack, 3 status
- *    1  u8   flags: 0x01 fragment (data only); every other bit must be 0
- *    2  u16  length: data: payload bytes after the header (and fragment
- *            header); status: bitmap bytes; ack: 0
+ *    1  u8   flags: 0x01 fragment, 0x02 carried ack (data only); every
+ *            other bit must be 0
+ *    2  u16  length: data: payload bytes after the header (and carried ack
+ *            and fragment header); status: bitmap bytes; ack: 0
  *    4  u32  seq: data: the frame's link sequence number; ack: the frame
  *            acknowledged; status: cum, the lowest frame not yet received
  *    8  u32  aux: data: the sender's base (it will never send a frame below
@@ -14,7 +15,10 @@
  *            ack: the receiver's cum (everything below received or given
  *            up); status: 0
  *   12  u32  CRC-32C of bytes 0..11 and of everything after the header
- *   16       data with the fragment flag: u16 packet id, u8 index, u8 count
+ *   16       data with the carried-ack flag: u32 the cum of the frame
+ *            sender's receiver (every frame of the other direction below
+ *            it received or given up), a link ack riding on data;
+ *            then, with the fragment flag: u16 packet id, u8 index, u8 count
  *            status: bitmap, bit i (byte i / 8, least significant bit
  *            first) set if frame cum + 1 + i was received
  *
@@ -33,6 +37,7 @@
 #define ARQ_VERSION 1
 #define ARQ_HDR_LEN 16
 #define ARQ_FRAG_HDR_LEN 4
+#define ARQ_ACK_FIELD_LEN 4	/* a carried ack */
 #define ARQ_ETH_HDR_LEN 14	/* counted as link overhead */
 #define ARQ_MIN_ETH_PAYLOAD 46	/* a real Ethernet pads shorter frames: padding is tolerated below this */
 #define ARQ_MAX_FRAME 65535
@@ -44,13 +49,14 @@ enum arq_type {
 };
 
 #define ARQ_F_FRAG 0x01
+#define ARQ_F_ACK 0x02
 
 #define ARQ_PARSE_RESULTS(X)                                              \
 	X(ARQ_OK, "ok")                                                   \
 	X(ARQ_ERR_SHORT, "shorter than the header")                       \
 	X(ARQ_ERR_VERSION, "unknown version")                             \
 	X(ARQ_ERR_TYPE, "unknown frame type")                             \
-	X(ARQ_ERR_FLAGS, "unknown flags, or fragment flag on a non-data frame") \
+	X(ARQ_ERR_FLAGS, "unknown flags, or a data-only flag on another frame") \
 	X(ARQ_ERR_LENGTH, "length field does not match the frame")        \
 	X(ARQ_ERR_CRC, "CRC mismatch (corrupted)")                        \
 	X(ARQ_ERR_FIELD, "a field out of range (reserved non-zero, empty data, fragment index >= count)")
@@ -68,6 +74,7 @@ struct arq_frame {
 	uint32_t seq;
 	uint32_t aux;
 	/* data */
+	uint32_t ack_cum;		/* with ARQ_F_ACK: the carried ack */
 	uint16_t pkt_id;
 	uint8_t frag_index, frag_count;	/* 0, 0 when not a fragment */
 	const uint8_t *payload;		/* data payload or status bitmap (points into the buffer) */

@@ -243,6 +243,7 @@ static void reset(struct arq_rx *rx, uint32_t base)
 	memset(rx->seen, 0, (rx->p.window + 7) / 8);
 	rx->low = rx->high = base;
 	rx->started = true;
+	rx->ack_at = 0;		/* what waited belongs to the old sender */
 }
 
 static void send_ack(struct arq_rx *rx, uint32_t seq)
@@ -250,7 +251,33 @@ static void send_ack(struct arq_rx *rx, uint32_t seq)
 	struct arq_frame a = { .type = ARQ_ACK, .seq = seq, .aux = rx->low };
 
 	rx->cnt.acks_sent++;
+	rx->ack_at = 0;		/* low covers what waited */
 	rx->feedback(rx->ctx, &a);
+}
+
+/* Frame seq is new: acknowledge it now, or let it wait when low alone says it arrived. */
+static void ack_new(struct arq_rx *rx, uint32_t seq, uint64_t now)
+{
+	if (!rx->p.ack_delay_ns || rx->low != rx->high) {
+		send_ack(rx, seq);
+		return;
+	}
+	rx->cnt.acks_deferred++;
+	rx->ack_seq = seq;
+	if (!rx->ack_at)
+		rx->ack_at = now + rx->p.ack_delay_ns;
+}
+
+bool arq_rx_ack_waiting(const struct arq_rx *rx, uint32_t *cum)
+{
+	*cum = rx->low;
+	return rx->ack_at != 0;
+}
+
+void arq_rx_ack_carried(struct arq_rx *rx)
+{
+	rx->ack_at = 0;
+	rx->cnt.acks_carried++;
 }
 
 static void status_news(struct arq_rx *rx, bool urgent, uint64_t now)
@@ -411,7 +438,7 @@ void arq_rx_on_data(struct arq_rx *rx, const struct arq_frame *f, uint64_t now)
 		advance(rx, now);
 	reasm_sweep(rx, now);
 	if (rx->p.feedback == ARQ_FEEDBACK_ACK)
-		send_ack(rx, seq);
+		ack_new(rx, seq, now);
 	else
 		status_news(rx, new_hole, now);
 }
@@ -459,6 +486,8 @@ uint64_t arq_rx_deadline(const struct arq_rx *rx)
 	uint64_t first = rx->status_at, t;
 	uint32_t i;
 
+	if (rx->ack_at && (!first || rx->ack_at < first))
+		first = rx->ack_at;
 	t = rx->held ? reseq_deadline(rx) : 0;
 	if (t && (!first || t < first))
 		first = t;
@@ -483,6 +512,8 @@ void arq_rx_on_timer(struct arq_rx *rx, uint64_t now)
 		skip_to(rx, seq + 1, now);
 	}
 	reasm_sweep(rx, now);
+	if (rx->ack_at && now >= rx->ack_at)
+		send_ack(rx, rx->ack_seq);	/* no data frame went back in time */
 	if (rx->status_at && now >= rx->status_at && rx->p.feedback == ARQ_FEEDBACK_STATUS)
 		send_status(rx, now);
 }

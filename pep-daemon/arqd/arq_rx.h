@@ -35,7 +35,11 @@
  * whose fragments was given up is dropped (counted).
  *
  * Feedback: per-frame acks (mode ack: every data frame answered at once
- * with its sequence number and low), or status frames (mode status: low
+ * with its sequence number and low; with ack_delay, a frame that leaves
+ * nothing missing is answered within ack_delay, by low alone, carried in
+ * the next data frame going back or in an ack of its own when none left
+ * in time: one ack then covers every such frame; a duplicate, or a frame
+ * that leaves a hole, is still answered at once), or status frames (mode status: low
  * and a bitmap of what was received above it, every status_interval while
  * there is news or a hole, and at once when a new hole appears).
  */
@@ -62,6 +66,8 @@
 	X(reassembled, "packets reassembled from fragments")                              \
 	X(reassembly_dropped, "incomplete packets dropped (a fragment given up, timeout or no slot)") \
 	X(acks_sent, "link acks sent")                                                    \
+	X(acks_deferred, "new frames whose ack waited (ack_delay): nothing missing, low says it all") \
+	X(acks_carried, "waiting acks carried in a data frame going back instead of an ack frame") \
 	X(status_sent, "status frames sent")                                              \
 	X(inconsistent, "data frames whose sequence number lies a window or more past the base they carry: dropped") \
 	X(out_of_step, "data frames whose base lies far from the window, not (yet) confirmed as a restart: dropped") \
@@ -85,6 +91,7 @@ struct arq_rx_params {
 	uint64_t buffer_bytes;		/* resequencing and reassembly bytes held at most */
 	uint64_t reseq_timeout_ns;
 	uint64_t status_interval_ns;
+	uint64_t ack_delay_ns;		/* feedback = ack: 0, every frame acknowledged at once */
 	uint32_t status_max_bytes;	/* bitmap bytes per status frame at most */
 	uint32_t reasm_slots;
 	uint64_t reasm_timeout_ns;
@@ -132,6 +139,8 @@ struct arq_rx {
 	uint8_t *scratch;	/* a reassembled packet; a status bitmap */
 	bool status_news;	/* received something since the last status */
 	uint64_t status_at;	/* next status frame due (0: none) */
+	uint64_t ack_at;	/* a waiting ack is due (0: none waits) */
+	uint32_t ack_seq;	/* the newest frame it acknowledges */
 	arq_deliver_fn deliver;
 	arq_feedback_fn feedback;
 	void *ctx;
@@ -145,7 +154,14 @@ void arq_rx_free(struct arq_rx *rx);
 /* A valid data frame (parsed by arq_frame_parse) arrived at now. */
 void arq_rx_on_data(struct arq_rx *rx, const struct arq_frame *f, uint64_t now);
 
-/* The earliest timer (status, resequencing or reassembly timeout); 0: none. */
+/*
+ * An ack waits to be carried (ack_delay): true, and *cum the receiver's low
+ * to put in the next data frame.  arq_rx_ack_carried once that frame went.
+ */
+bool arq_rx_ack_waiting(const struct arq_rx *rx, uint32_t *cum);
+void arq_rx_ack_carried(struct arq_rx *rx);
+
+/* The earliest timer (waiting ack, status, resequencing or reassembly timeout); 0: none. */
 uint64_t arq_rx_deadline(const struct arq_rx *rx);
 
 /* Run what is due at now. */

@@ -288,6 +288,14 @@ void arq_tx_on_ack(struct arq_tx *tx, uint32_t seq, uint32_t cum, uint64_t now)
 	detect_losses(tx);
 }
 
+void arq_tx_on_carried_ack(struct arq_tx *tx, uint32_t cum, uint64_t now)
+{
+	/* most data frames carry a cum already known: not stale feedback, just nothing new */
+	ack_below(tx, cum, now);
+	advance_base(tx);
+	detect_losses(tx);
+}
+
 void arq_tx_on_status(struct arq_tx *tx, uint32_t cum, const uint8_t *bitmap, size_t bitmap_len, uint64_t now)
 {
 	bool news = ack_below(tx, cum, now);

@@ -134,6 +134,9 @@ void arq_tx_sent(struct arq_tx *tx, uint64_t now);
 /* A link ack: frame seq received, and every frame below cum received or given up by us. */
 void arq_tx_on_ack(struct arq_tx *tx, uint32_t seq, uint32_t cum, uint64_t now);
 
+/* An ack carried in a data frame: every frame below cum received or given up by us. */
+void arq_tx_on_carried_ack(struct arq_tx *tx, uint32_t cum, uint64_t now);
+
 /* A status frame: every frame below cum received; bitmap bit i: frame cum + 1 + i received. */
 void arq_tx_on_status(struct arq_tx *tx, uint32_t cum, const uint8_t *bitmap, size_t bitmap_len, uint64_t now);
 

@@ -114,7 +114,7 @@ static int open_link(struct arqd *d, char *err, size_t errlen)
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", d->cfg.link);
 	d->link_ifmtu = if_ioctl(SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0 ? (uint32_t)ifr.ifr_mtu : 1500;
-	if (d->link_ifmtu <= ARQ_HDR_LEN + ARQ_FRAG_HDR_LEN + 64) {
+	if (d->link_ifmtu <= ARQ_HDR_LEN + ARQ_ACK_FIELD_LEN + ARQ_FRAG_HDR_LEN + 64) {
 		snprintf(err, errlen, "link = %s: MTU %u is too small for link frames", d->cfg.link, d->link_ifmtu);
 		return -1;
 	}
@@ -204,6 +204,7 @@ static void pump(struct arqd *d)
 	struct arq_frame f;
 
 	while (!d->out_blocked && !d->retry_at && arq_tx_peek(&d->tx, &f)) {
+		bool carried;
 		size_t n;
 
 		if (d->cfg.link_rate && d->pace_next_ns > now + d->pace_burst_ns) {
@@ -211,6 +212,9 @@ static void pump(struct arqd *d)
 			d->retry_at = d->pace_next_ns - d->pace_burst_ns;
 			break;
 		}
+		carried = arq_rx_ack_waiting(&d->rx, &f.ack_cum);
+		if (carried)
+			f.flags |= ARQ_F_ACK;
 		n = arq_frame_build(d->frame, sizeof(d->frame), &f);
 
 		if (sendto(d->data_fd, d->frame, n, 0, (struct sockaddr *)&d->peer, sizeof(d->peer)) < 0) {
@@ -228,6 +232,8 @@ static void pump(struct arqd *d)
 			d->cnt.send_errors++;
 		}
 		arq_tx_sent(&d->tx, now);
+		if (carried)
+			arq_rx_ack_carried(&d->rx);
 		pace_charge(d, n, now);
 		d->cnt.data_frames_out++;
 		d->cnt.overhead_bytes += n - f.len + ARQ_ETH_HDR_LEN;
@@ -266,6 +272,8 @@ static void on_frame(struct arqd *d, const uint8_t *buf, size_t len, uint64_t no
 	switch (f.type) {
 	case ARQ_DATA:
 		d->cnt.data_frames_in++;
+		if (f.flags & ARQ_F_ACK)
+			arq_tx_on_carried_ack(&d->tx, f.ack_cum, now);
 		arq_rx_on_data(&d->rx, &f, now);
 		break;
 	case ARQ_ACK:
@@ -377,6 +385,7 @@ int arqd_start(struct arqd *d, const struct arq_config *cfg, char *err, size_t e
 	struct arq_tx_params tp;
 	struct arq_rx_params rp;
 	char ctl_path[CFG_PATH_MAX];
+	uint32_t hdr;
 
 	memset(d, 0, sizeof(*d));
 	evloop_init(&d->loop);
@@ -391,11 +400,13 @@ int arqd_start(struct arqd *d, const struct arq_config *cfg, char *err, size_t e
 		return -1;
 	if (open_link(d, err, errlen) < 0)
 		return -1;
+	/* with ack_delay, any data frame may carry an ack: the room is kept in every one */
+	hdr = ARQ_HDR_LEN + (cfg->ack_delay_ns ? ARQ_ACK_FIELD_LEN : 0);
 	tp = (struct arq_tx_params){
 		.window = cfg->window,
 		.max_rtx = cfg->max_rtx,
 		.buffer_bytes = cfg->tx_buffer,
-		.max_payload = d->link_ifmtu - ARQ_HDR_LEN,
+		.max_payload = d->link_ifmtu - hdr,
 		.rto_initial_ns = cfg->rto_initial_ns,
 		.rto_min_ns = cfg->rto_min_ns,
 		.rto_max_ns = cfg->rto_max_ns,
@@ -405,11 +416,11 @@ int arqd_start(struct arqd *d, const struct arq_config *cfg, char *err, size_t e
 	if (getrandom(&tp.isn, sizeof(tp.isn), 0) != sizeof(tp.isn))
 		tp.isn = (uint32_t)d->started_ns;
 	if (cfg->link_mtu)
-		tp.frag_payload = arq_frame_max(cfg->link_mtu, d->link_ifmtu) - ARQ_HDR_LEN - ARQ_FRAG_HDR_LEN;
-	d->tun_mtu = cfg->tun_mtu ? cfg->tun_mtu : cfg->link_mtu ? 1500 : d->link_ifmtu - ARQ_HDR_LEN;
+		tp.frag_payload = arq_frame_max(cfg->link_mtu, d->link_ifmtu) - hdr - ARQ_FRAG_HDR_LEN;
+	d->tun_mtu = cfg->tun_mtu ? cfg->tun_mtu : cfg->link_mtu ? 1500 : d->link_ifmtu - hdr;
 	if (!cfg->link_mtu && d->tun_mtu > tp.max_payload) {
-		snprintf(err, errlen, "tun_mtu = %u: larger than link %s's MTU %u minus the %d-byte frame header "
-			 "(set link_mtu to fragment)", d->tun_mtu, cfg->link, d->link_ifmtu, ARQ_HDR_LEN);
+		snprintf(err, errlen, "tun_mtu = %u: larger than link %s's MTU %u minus the %u-byte frame header "
+			 "(set link_mtu to fragment)", d->tun_mtu, cfg->link, d->link_ifmtu, hdr);
 		return -1;
 	}
 	rp = (struct arq_rx_params){
@@ -419,6 +430,7 @@ int arqd_start(struct arqd *d, const struct arq_config *cfg, char *err, size_t e
 		.buffer_bytes = cfg->rx_buffer,
 		.reseq_timeout_ns = cfg->reseq_timeout_ns,
 		.status_interval_ns = cfg->status_interval_ns,
+		.ack_delay_ns = cfg->ack_delay_ns,
 		.status_max_bytes = d->link_ifmtu - ARQ_HDR_LEN < sizeof(d->ctl_frame) - ARQ_HDR_LEN
 					    ? d->link_ifmtu - ARQ_HDR_LEN
 					    : (uint32_t)(sizeof(d->ctl_frame) - ARQ_HDR_LEN),

@@ -5,7 +5,8 @@
  *
  * Byte 0 chooses the set-up: bit 0 resequencing, bit 1 per-frame acks (else
  * status frames), bit 2 fragmentation (40-byte fragments), bit 3 a forger
- * on the link, bit 4 idle_repair, bits 5-7 max_rtx.  Then records, each an
+ * on the link, bit 4 idle_repair, bits 5-6 max_rtx, bit 7 ack_delay (2 ms,
+ * with per-frame acks).  Then records, each an
  * op byte and an argument byte (a forged frame also its bytes):
  *
  *   op & 7 = 0  submit a packet of 8 + 6 x arg bytes to the sender
@@ -13,7 +14,9 @@
  *            2  the data frame at arg (mod the wire's length) reaches the receiver
  *            3  ... the feedback frame at arg reaches the sender
  *            4  the data frame at arg is lost;  5  the feedback frame at arg is lost
- *            6  the clock moves on 100 us x arg, due timers run
+ *            6  the clock moves on 100 us x arg, due timers run; with op
+ *               bit 7 first a data frame of the other direction leaves,
+ *               carrying the receiver's waiting ack, on the feedback wire
  *            7  with the forger: a frame of arg bytes from the input, its CRC
  *               made right, to the receiver (op bit 3 clear) or the sender
  *   op bit 4: the frame is delivered twice (duplication);  op bit 5: one bit
@@ -264,7 +267,9 @@ static void to_tx(const uint8_t *b, size_t len, uint64_t now)
 	if (!parse(b, len, &f))
 		return;
 	arq_tx_heard(&L.tx, now);
-	if (f.type == ARQ_ACK)
+	if (f.type == ARQ_DATA && f.flags & ARQ_F_ACK)
+		arq_tx_on_carried_ack(&L.tx, f.ack_cum, now);
+	else if (f.type == ARQ_ACK)
 		arq_tx_on_ack(&L.tx, f.seq, f.aux, now);
 	else if (f.type == ARQ_STATUS)
 		arq_tx_on_status(&L.tx, f.seq, f.payload, f.len, now);
@@ -278,7 +283,8 @@ static void make_crc_right(uint8_t *b, size_t len)
 
 	if (len < ARQ_HDR_LEN)
 		return;
-	total = ARQ_HDR_LEN + (size_t)(b[2] << 8 | b[3]) + (b[1] & ARQ_F_FRAG ? ARQ_FRAG_HDR_LEN : 0);
+	total = ARQ_HDR_LEN + (size_t)(b[2] << 8 | b[3]) + (b[1] & ARQ_F_FRAG ? ARQ_FRAG_HDR_LEN : 0) +
+		(b[1] & ARQ_F_ACK ? ARQ_ACK_FIELD_LEN : 0);
 	if (total > len)
 		return;
 	crc = arq_crc32c(arq_crc32c(0, b, 12), b + ARQ_HDR_LEN, total - ARQ_HDR_LEN);
@@ -315,7 +321,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tp.frag_payload = 40;
 	L.forger = data[0] & 8;
 	tp.idle_repair = data[0] & 16;
-	tp.max_rtx = data[0] >> 5;
+	tp.max_rtx = (data[0] >> 5) & 3;
+	rp.ack_delay_ns = data[0] & 0x80 ? 2000000 : 0;
 	if (arq_tx_init(&L.tx, &tp) < 0 || arq_rx_init(&L.rx, &rp, deliver, feedback, NULL) < 0)
 		__builtin_trap();
 	while (pos + 2 <= size) {
@@ -359,6 +366,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				wire_take(w, arg % w->n, frame);
 			break;
 		case 6:
+			if (op & 0x80 && arq_rx_ack_waiting(&L.rx, &f.ack_cum)) {
+				static const uint8_t other[8] = "other...";
+
+				f = (struct arq_frame){ .type = ARQ_DATA, .flags = ARQ_F_ACK, .seq = 1, .aux = 1,
+							.ack_cum = f.ack_cum, .payload = other, .len = sizeof(other) };
+				len = arq_frame_build(frame, sizeof(frame), &f);
+				PROMISE(len > 0);
+				arq_rx_ack_carried(&L.rx);
+				wire_push(&L.fb, frame, len);
+			}
 			now += (uint64_t)arg * 100000;
 			break;
 		case 7:

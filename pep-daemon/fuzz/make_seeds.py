@@ -19,7 +19,8 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 # ---------------------------------------------------------------- fuzz_arq_frame
 
 SUBMIT, SEND, TO_RX, TO_TX, LOSE_DATA, LOSE_FB, CLOCK, FORGE = range(8)
-DUP, CORRUPT = 0x10, 0x20
+DUP, CORRUPT, CARRY = 0x10, 0x20, 0x80
+ACK_DELAY = 0x80
 
 
 def arq_data_frame(seq: int, base: int, payload: bytes) -> bytes:
@@ -46,11 +47,14 @@ def arq_seeds() -> dict[str, bytes]:
         ops((FORGE, 28)) + arq_data_frame(0x80000000 + i, 0x80000000, b"restart.%04d" % i) for i in range(3)
     )
     return {
-        "seed-ack": bytes([0x02 | 4 << 5]) + exchange,
+        "seed-ack": bytes([0x02 | 3 << 5]) + exchange,
+        "seed-ack-delay": bytes([0x02 | ACK_DELAY | 3 << 5])
+        + exchange.replace(bytes([CLOCK, 20]), bytes([CLOCK | CARRY, 20]))
+        + ops((SEND, 8), (TO_RX, 0), (TO_RX, 0), (CLOCK | CARRY, 5), (TO_TX, 0), (CLOCK, 30), (TO_TX, 0)),
         "seed-status": bytes([0x00 | 2 << 5]) + exchange,
         "seed-reseq-frag": bytes([0x05 | 3 << 5]) + exchange.replace(bytes([SUBMIT, 20]), bytes([SUBMIT, 50])),
         "seed-idle": bytes([0x10 | 2 << 5]) + exchange,
-        "seed-forger": bytes([0x0A | 4 << 5]) + exchange + forged + restart + exchange,
+        "seed-forger": bytes([0x0A | 3 << 5]) + exchange + forged + restart + exchange,
     }
 
 

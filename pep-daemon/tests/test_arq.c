@@ -20,6 +20,10 @@
  *                                 straight to the receiver; PKTS as for data
  *   { "restart", "ISN" }          the sender restarts: all its state gone,
  *                                 numbering from ISN (frames on the link stay)
+ *   { "carry", "M" }              a data frame of the other direction leaves
+ *                                 the receiver's side now, carrying its
+ *                                 waiting ack if one waits; M: p it reaches
+ *                                 the sender, d it is lost
  *
  * Packets carry their number and a checksum, checked on delivery.
  */
@@ -126,7 +130,9 @@ static void tx_input(struct harness *h, const uint8_t *b, size_t len)
 		h->rejected++;
 		return;
 	}
-	if (f.type == ARQ_ACK)
+	if (f.type == ARQ_DATA && f.flags & ARQ_F_ACK)
+		arq_tx_on_carried_ack(&h->tx, f.ack_cum, h->now);
+	else if (f.type == ARQ_ACK)
 		arq_tx_on_ack(&h->tx, f.seq, f.aux, h->now);
 	else if (f.type == ARQ_STATUS)
 		arq_tx_on_status(&h->tx, f.seq, f.payload, f.len, h->now);
@@ -215,6 +221,7 @@ struct setup {
 	bool resequence, idle_repair;
 	uint32_t window, max_rtx, frag_payload, pkt_len;
 	uint64_t rx_buffer;	/* 0: 1 MiB */
+	uint32_t ack_delay_ms;
 };
 
 static void run_table(const char *name, const struct setup *s, const struct step *steps)
@@ -237,6 +244,7 @@ static void run_table(const char *name, const struct setup *s, const struct step
 		.buffer_bytes = s->rx_buffer ? s->rx_buffer : 1 << 20,
 		.reseq_timeout_ns = 300 * 1000000ULL,
 		.status_interval_ns = 10 * 1000000ULL,
+		.ack_delay_ns = s->ack_delay_ms * 1000000ULL,
 		.status_max_bytes = 64,
 		.reasm_slots = 4,
 		.reasm_timeout_ns = 1000 * 1000000ULL,
@@ -305,6 +313,19 @@ static void run_table(const char *name, const struct setup *s, const struct step
 			len = arq_frame_build(buf, sizeof(buf), &f);
 			rx_input(&h, buf, len);
 			check_delivered(&h, i, st->want);
+		} else if (strcmp(st->op, "carry") == 0) {
+			/* the other direction's data: a packet of that side's own, with the ack riding on it */
+			struct arq_frame f = { .type = ARQ_DATA, .seq = 1, .aux = 1, .payload = pkt, .len = 8 };
+			uint8_t buf[64];
+			size_t len;
+
+			if (!arq_rx_ack_waiting(&h.rx, &f.ack_cum))
+				continue;
+			f.flags = ARQ_F_ACK;
+			len = arq_frame_build(buf, sizeof(buf), &f);
+			arq_rx_ack_carried(&h.rx);
+			if (st->arg[0] == 'p')
+				tx_input(&h, buf, len);
 		} else if (strcmp(st->op, "restart") == 0) {
 			arq_tx_free(&h.tx);
 			tp.isn = (uint32_t)strtoul(st->arg, NULL, 0);
@@ -682,6 +703,7 @@ static const struct step window_full[] = {
 };
 
 static const struct setup ACK = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 4 };
+static const struct setup ACK_DELAY = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 4, .ack_delay_ms = 10 };
 static const struct setup ACK_N2 = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 2 };
 static const struct setup RESEQ = { .feedback = ARQ_FEEDBACK_ACK, .resequence = true, .max_rtx = 4 };
 static const struct setup STATUS = { .feedback = ARQ_FEEDBACK_STATUS, .max_rtx = 4 };
@@ -830,6 +852,69 @@ static const struct step reseq_buffer_bound[] = {
 	END,
 };
 
+/* ---------------------------------------------------------------- ack_delay: acks carried in data */
+
+/* In order: every ack waits, one cum carried in the other direction's data acknowledges them all. */
+static const struct step ack_delay_carried[] = {
+	{ "submit", "3", NULL },
+	{ "send", "10", "0 1 2" },
+	{ "data", "ppp", "0 1 2" },
+	{ "count", "rx.acks_sent=0 rx.acks_deferred=3 tx.acked=0", NULL },
+	{ "carry", "p", NULL },
+	{ "count", "rx.acks_carried=1 tx.acked=3 tx.outstanding=0 tx.stale_feedback=0", NULL },
+	{ "carry", "p", NULL },	/* nothing waits: nothing carried */
+	{ "count", "rx.acks_carried=1", NULL },
+	END,
+};
+
+/* Nothing goes back: the ack leaves on its own once ack_delay (10 ms) is up, one for both frames. */
+static const struct step ack_delay_timer[] = {
+	{ "submit", "2", NULL },
+	{ "send", "10", "0 1" },
+	{ "data", "pp", "0 1" },
+	{ "tick", "9", NULL },
+	{ "count", "rx.acks_sent=0", NULL },
+	{ "tick", "1", NULL },
+	{ "count", "rx.acks_sent=1", NULL },
+	{ "feedback", "p", NULL },
+	{ "count", "tx.acked=2 tx.outstanding=0 tx.retransmitted=0", NULL },
+	END,
+};
+
+/* A hole: frames above it are acknowledged at once (the loss is found as without ack_delay), the
+ * waiting ack of the frame below goes with them; the repair closes the hole and waits again. */
+static const struct step ack_delay_hole[] = {
+	{ "submit", "4", NULL },
+	{ "send", "4", "0 1 2 3" },
+	{ "data", "pdpp", "0 2 3" },
+	{ "count", "rx.acks_deferred=1 rx.acks_sent=2", NULL },
+	{ "feedback", "pp", NULL },
+	{ "count", "tx.lost_by_ack=1 tx.acked=3", NULL },
+	{ "send", "4", "1" },
+	{ "data", "p", "1" },
+	{ "count", "rx.acks_deferred=2 rx.acks_sent=2", NULL },
+	{ "carry", "p", NULL },
+	{ "count", "tx.outstanding=0 tx.retransmitted=1", NULL },
+	END,
+};
+
+/* The frame that carried the ack is lost: the sender's timer repeats the frames, the receiver
+ * answers the duplicates at once. */
+static const struct step ack_delay_carrier_lost[] = {
+	{ "submit", "2", NULL },
+	{ "send", "2", "0 1" },
+	{ "data", "pp", "0 1" },
+	{ "carry", "d", NULL },
+	{ "tick", "200", NULL },
+	{ "count", "rx.acks_sent=0 tx.lost_by_timer=2", NULL },
+	{ "send", "4", "0 1" },
+	{ "data", "pp", "" },
+	{ "count", "rx.duplicates=2 rx.acks_sent=2", NULL },
+	{ "feedback", "pp", NULL },
+	{ "count", "tx.outstanding=0", NULL },
+	END,
+};
+
 /* ---------------------------------------------------------------- the codec */
 
 static void codec(void)
@@ -884,6 +969,28 @@ static void codec(void)
 		n = arq_frame_build(buf, sizeof(buf), &e);
 		CHECK(n == ARQ_HDR_LEN && arq_frame_parse(buf, n, &g) == ARQ_ERR_FIELD, "empty data frame");
 	}
+	/* a carried ack sits between the header and the fragment header; on anything but data it is refused */
+	{
+		struct arq_frame c = f;
+
+		c.flags = ARQ_F_FRAG | ARQ_F_ACK;
+		c.frag_count = 3;
+		c.frag_index = 1;
+		c.ack_cum = 0x01020304;
+		n = arq_frame_build(buf, sizeof(buf), &c);
+		CHECK(n == ARQ_HDR_LEN + ARQ_ACK_FIELD_LEN + ARQ_FRAG_HDR_LEN + sizeof(payload), "carried size %zu", n);
+		CHECK(arq_frame_parse(buf, n, &g) == ARQ_OK && g.ack_cum == 0x01020304 && g.pkt_id == 513 &&
+		      g.frag_index == 1 && memcmp(g.payload, payload, sizeof(payload)) == 0, "carried ack round trip");
+		c.flags = ARQ_F_ACK;
+		n = arq_frame_build(buf, sizeof(buf), &c);
+		CHECK(arq_frame_parse(buf, n, &g) == ARQ_OK && g.ack_cum == 0x01020304 && g.frag_count == 0 &&
+		      memcmp(g.payload, payload, sizeof(payload)) == 0, "carried ack, whole packet");
+		c = (struct arq_frame){ .type = ARQ_ACK, .flags = ARQ_F_ACK, .seq = 5, .aux = 3 };
+		n = arq_frame_build(buf, sizeof(buf), &c);
+		CHECK(arq_frame_parse(buf, n, &g) == ARQ_ERR_FLAGS, "carried ack on an ack frame");
+		buf[1] = 0x04;
+		CHECK(arq_frame_parse(buf, n, &g) == ARQ_ERR_FLAGS, "unknown flag");
+	}
 	CHECK(strcmp(arq_parse_result_name(ARQ_ERR_CRC), "crc") == 0, "names");
 	/* the pacer's unit: Wong/Leung's 128-byte frames on a 1516-byte veth */
 	CHECK(arq_frame_max(128, 1516) == 128, "fragmenting");
@@ -928,6 +1035,10 @@ int main(void)
 	run_table("ack_give_up", &ACK_N2, ack_give_up);
 	run_table("ack_dup_corrupt", &ACK, ack_dup_corrupt);
 	run_table("ack_reorder_immediate", &ACK, ack_reorder_immediate);
+	run_table("ack_delay_carried", &ACK_DELAY, ack_delay_carried);
+	run_table("ack_delay_timer", &ACK_DELAY, ack_delay_timer);
+	run_table("ack_delay_hole", &ACK_DELAY, ack_delay_hole);
+	run_table("ack_delay_carrier_lost", &ACK_DELAY, ack_delay_carrier_lost);
 	run_table("reseq_holds", &RESEQ, reseq_holds);
 	run_table("reseq_timeout", &RESEQ, reseq_timeout);
 	run_table("reseq_given_up", &RESEQ_N0, reseq_given_up);

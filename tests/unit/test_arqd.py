@@ -76,6 +76,8 @@ def test_bad_values_are_one_line_naming_key_and_value(built: None, tmp_path: Pat
         (["--peer-mac", "ff:ff:ff:ff:ff:ff"], "peer_mac = ff:ff:ff:ff:ff:ff: expected the unicast Ethernet address"),
         (["--tx-buffer", "04MiB"], "tx_buffer = 04MiB: a leading zero"),
         (["--window", "2048"], "window = 2048 is larger than rx_window = 1024"),
+        (["--feedback", "status", "--ack-delay", "10ms"], "ack_delay = 10ms needs feedback = ack"),
+        (["--ack-delay", "2s"], "--ack-delay: ack_delay = 2s: must lie between 0ms and 1000ms"),
         (["--link-mtu", "20"], "link_mtu = 20: at least 64 bytes"),
         (["--link-rate", "2mbps"], "link_rate = 2mbps: expected a rate with a unit (bit, kbit, mbit, gbit)"),
         (["--pace-frames", "0"], "--pace-frames: pace_frames = 0: must lie between 1 and 64"),

@@ -33,8 +33,9 @@ forwards the station's traffic at layer 2 without routing it; frames for
 the access point arriving on a bridge port go up on the bridge, never to
 a packet socket on the port.
 
-The link's MTU is raised by arqd's frame header so that the TUN devices
-keep the path's 1500-byte MTU (TCP's MSS is the same as without arqd).  Both daemons' ``arqd stats --json`` go
+The link's MTU is raised by arqd's frame header and a carried ack
+(``ack_delay``) so that the TUN devices keep the path's 1500-byte MTU
+(TCP's MSS is the same as without arqd).  Both daemons' ``arqd stats --json`` go
 into the run's ``components.arq`` record, as ``bs`` and ``wh``, each with
 its TUN device's kernel counters (``tun_device``: packets the kernel
 dropped there while arqd's window was full are congestion losses to TCP).
@@ -68,8 +69,9 @@ if TYPE_CHECKING:
 # AIRTCP_ARQD: another build, e.g. the sanitizer build (make -C pep-daemon SANITIZE=1)
 ARQD = Path(os.environ.get("AIRTCP_ARQD") or PEPD_DIR / "build" / "arqd")
 DOC = "Documentation/arq.rst"
-# arqd's frame header: the veth's MTU grows by this much (arq_frame.h, ARQ_HDR_LEN).
-FRAME_HEADER = 16
+# arqd's frame header and the room for an ack carried in a data frame: the
+# veth's MTU grows by this much (arq_frame.h, ARQ_HDR_LEN + ARQ_ACK_FIELD_LEN).
+FRAME_HEADER = 16 + 4
 PATH_MTU = 1500
 SCHEMA = load_schema("arqd", DOC)
 # Keys the testbed sets itself: a scheme cannot move arqd off the wireless hop.
@@ -215,8 +217,9 @@ class Arq(components.Component):
                 "routes": ",".join(routes[role]),
                 "control_socket": self.socks[role],
             }
-            # The testbed's pacing first: a scheme's own link_rate wins.
-            options = {**owned, **pacing(topo.profile, direction), **self.options}
+            # The testbed's pacing and TUN MTU first: a scheme's own wins.
+            defaults = {"tun_mtu": str(PATH_MTU), **pacing(topo.profile, direction)}
+            options = {**owned, **defaults, **self.options}
             conf.write_text(config_text(options, f"written by the testbed for {self.where} ({role})"))
             for argv in unit.start_pre:  # arqd check -c FILE --link IFACE
                 host.run(argv, timeout=CHECK_TIMEOUT_S)
