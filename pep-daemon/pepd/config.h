@@ -108,6 +108,7 @@ struct pep_config {
 	enum pep_forward forward;
 	uint32_t rtx_priority;
 	int copies;		/* extra copies per local retransmission, or COPIES_AUTO */
+	bool copies_sack;
 	double adaptive_target;
 	uint32_t adaptive_window;
 

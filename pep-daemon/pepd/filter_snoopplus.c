@@ -26,6 +26,18 @@
  * on Huang and Ferng's channel, fixed c = 2 cost goodput (pep-daemon/README.rst).
  * Withheld copies are counted (copies_withheld).
  *
+ * Copies go only to flows without SACK unless copies_sack is set (counted,
+ * copies_withheld_sack).  Without SACK a sender's window stops at the hole
+ * until its repair arrives, so a lost repair stalls the flow until the
+ * local timer: that is what copies buy back.  A SACK sender goes on past
+ * the hole (pepd shows it the receiver's SACKs and window updates), and a
+ * lost repair costs it nothing the local timer does not mend, while each
+ * copy takes the airtime of new data whenever the hop is busy, which
+ * snoop_copies_are_free cannot see under a sender that keeps no queue
+ * (BBR paces at the hop's rate): copies = 2 for SACK flows cost a BBR
+ * sender 6-7 % of its goodput at 3 % uniform loss, the copies' share of
+ * the airtime (Documentation/eval/pepd.rst).
+ *
  * Why c >= 3 falsely triggers another round in the paper: Snoop counts
  * dupacks for the new ACK and retransmits at RTX_THRESH = 3.  When all
  * 1 + c copies arrive, the first one advances the ACK and each of the c
@@ -86,15 +98,21 @@ void loss_estimator_update(struct loss_estimator *e, bool lost, uint32_t window,
 static uint8_t plus_copies(struct flow *f, const struct pep_ctx *ctx)
 {
 	const struct snoop_state *s = &f->st.snoop;
+	bool adaptive = ctx->cfg->copies == COPIES_AUTO;
+	uint8_t copies = adaptive ? s->est.copies : (uint8_t)ctx->cfg->copies;
 
-	if (ctx->cfg->copies != COPIES_AUTO)
-		return (uint8_t)ctx->cfg->copies;
-	/* on a busy link a copy displaces new data: only an idle link's copies are free */
-	if (s->est.copies && !snoop_copies_are_free(s, snoop_mss(f), s->est.copies)) {
-		COUNT(ctx, f, copies_withheld, s->est.copies);
+	if (!copies)
+		return 0;
+	if (!ctx->cfg->copies_sack && conn_sack_ok(&f->conn)) {
+		COUNT(ctx, f, copies_withheld_sack, copies);
 		return 0;
 	}
-	return s->est.copies;
+	/* on a busy link a copy displaces new data: only an idle link's copies are free */
+	if (adaptive && !snoop_copies_are_free(s, snoop_mss(f), copies)) {
+		COUNT(ctx, f, copies_withheld, copies);
+		return 0;
+	}
+	return copies;
 }
 
 static void plus_outcome(struct flow *f, const struct pep_ctx *ctx, bool lost)

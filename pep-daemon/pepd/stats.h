@@ -21,6 +21,7 @@
 	X(local_rtx_timer, "segments retransmitted locally by the local timer")                               \
 	X(copies_sent, "extra copies sent with local retransmissions (Snoop+)")                               \
 	X(copies_withheld, "adaptive Snoop+ copies not sent because a queue stood on the hop")                \
+	X(copies_withheld_sack, "Snoop+ copies not sent because the flow has SACK (copies_sack = false)")     \
 	X(rtx_given_up, "segments left to the sender after max_local_rtx rounds")                              \
 	X(repaired_one_round, "locally repaired segments acknowledged after one local round")                 \
 	X(repaired_more_rounds, "locally repaired segments acknowledged after two or more local rounds")      \

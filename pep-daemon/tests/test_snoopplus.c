@@ -75,10 +75,19 @@ static const struct step dsack_copies[] = {
 	END_,
 };
 
+/* The same loss on a SACK flow with copies_sack = false: the repair alone, its copies withheld. */
+static const struct step sack_no_copies[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, DROP, false, "rtx 1000", 1, { 2000, 3000 }),
+	AS(43, 1000, DROP, false, "", 1, { 2000, 4000 }),
+	END_,
+};
+
 static struct {
 	int copies;
 	uint32_t thresh;
-	bool discount;
+	bool discount, copies_sack;
 } knobs;
 
 static void tweak(struct pep_config *c)
@@ -86,6 +95,7 @@ static void tweak(struct pep_config *c)
 	c->copies = knobs.copies;
 	c->rtx_thresh = knobs.thresh;
 	c->discount_copy_dupacks = knobs.discount;
+	c->copies_sack = knobs.copies_sack;
 }
 
 static void run_case(const char *name, const struct step *steps, bool sack, int copies, uint32_t thresh,
@@ -97,11 +107,15 @@ static void run_case(const char *name, const struct step *steps, bool sack, int 
 	knobs.copies = copies;
 	knobs.thresh = thresh;
 	knobs.discount = discount;
+	knobs.copies_sack = sack && want_copies;	/* a SACK case expecting copies: the paper's setting */
 	tweak(&h.cfg);
 	h_handshake(&h);
 	h_run(&h, name, steps);
 	CHECK(h.flow->cnt.copies_sent == want_copies, "%s: copies_sent %llu, expected %llu", name,
 	      (unsigned long long)h.flow->cnt.copies_sent, (unsigned long long)want_copies);
+	if (sack && !want_copies)
+		CHECK(h.flow->cnt.copies_withheld_sack == (uint64_t)copies, "%s: copies_withheld_sack %llu, expected %d",
+		      name, (unsigned long long)h.flow->cnt.copies_withheld_sack, copies);
 	h_free(&h);
 }
 
@@ -187,6 +201,7 @@ int main(void)
 	run_case("no_false_round_c3", no_false_round_c3, false, 3, 3, true, 3);
 	run_case("no_false_round_c2", no_false_round_c2, false, 2, 3, false, 2);
 	run_case("dsack_copies", dsack_copies, true, 3, 1, true, 3);
+	run_case("sack_no_copies", sack_no_copies, true, 3, 1, true, 0);
 	estimator();
 	return tc_report("test_snoopplus");
 }

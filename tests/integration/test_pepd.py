@@ -416,7 +416,11 @@ def test_airtcp_run_records_pepd_stats(tmp_path: Path) -> None:
     assert run["error"] is None
     stats = run["components"]["pepd"]
     assert stats["pepd"]["filter"] == "snoop+" and stats["pepd"]["copies"] == 2
-    assert stats["totals"]["data_packets"] > 100
+    totals = stats["totals"]
+    assert totals["data_packets"] > 100
+    # CUBIC negotiates SACK: its repairs go without copies (copies_sack = false), each counted
+    repairs = totals["local_rtx"] + totals["local_rtx_timer"]
+    assert totals["copies_sent"] == 0 and totals["copies_withheld_sack"] >= 2 * repairs, totals
     assert any(f["data_packets"] > 100 for f in stats["flows"])
 
 
