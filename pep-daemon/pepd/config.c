@@ -156,7 +156,8 @@ static const struct cfg_key keys[] = {
 	  .help = "snoop: the window clamp, in percent of the path's bandwidth-delay product: what the path may "
 		  "hold beyond what the wireless host has received; the excess over 100 % is the queue this box "
 		  "allows on purpose (and not counted as congestion by aqm_target); 200 kept the sender going "
-		  "through repairs before repair_window_updates, which makes a smaller one enough" },
+		  "through repairs before repair_window_updates, which makes a smaller one enough; 120 cost 7-9 % "
+		  "of the goodput on a 2 Mbit/s hop, for less RTT (Documentation/eval/pepd.rst)" },
 	{ .name = "repair_window_updates", .type = CFG_BOOL, F(repair_window_updates), .def = "true",
 	  .help = "snoop: while this box repairs a hole, pass the wireless host's duplicate ACKs on to the "
 		  "sender as window updates (SACK blanked) that open the clamped window by what arrived above "
