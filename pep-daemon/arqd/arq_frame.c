@@ -68,12 +68,6 @@ static uint32_t frame_crc(const uint8_t *buf, size_t total)
 	return arq_crc32c(crc, buf + ARQ_HDR_LEN, total - ARQ_HDR_LEN);
 }
 
-/* A data frame's fields between the header and the payload. */
-static size_t fields_len(uint8_t flags)
-{
-	return (flags & ARQ_F_ACK ? ARQ_ACK_FIELD_LEN : 0) + (flags & ARQ_F_FRAG ? ARQ_FRAG_HDR_LEN : 0);
-}
-
 enum arq_parse_result arq_frame_parse(const uint8_t *buf, size_t len, struct arq_frame *f)
 {
 	const uint8_t *fh;
@@ -96,7 +90,7 @@ enum arq_parse_result arq_frame_parse(const uint8_t *buf, size_t len, struct arq
 	f->len = get16(buf + 2);
 	f->seq = get32(buf + 4);
 	f->aux = get32(buf + 8);
-	body = fields_len(f->flags) + f->len;
+	body = arq_fields_len(f->flags) + f->len;
 	total = ARQ_HDR_LEN + body;
 	/* exact, except the padding a real Ethernet adds to short frames */
 	if (total > len || (total < len && len > ARQ_MIN_ETH_PAYLOAD))
@@ -131,7 +125,7 @@ enum arq_parse_result arq_frame_parse(const uint8_t *buf, size_t len, struct arq
 
 size_t arq_frame_size(const struct arq_frame *f)
 {
-	return ARQ_HDR_LEN + fields_len(f->flags) + f->len;
+	return ARQ_HDR_LEN + arq_fields_len(f->flags) + f->len;
 }
 
 size_t arq_frame_build(uint8_t *out, size_t cap, const struct arq_frame *f)

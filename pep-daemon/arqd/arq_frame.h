@@ -104,6 +104,12 @@ static inline uint32_t arq_frame_max(uint32_t link_mtu, uint32_t ifmtu)
 	return link_mtu && link_mtu < ifmtu ? link_mtu : ifmtu;
 }
 
+/* A data frame's fields between the header and the payload, for its flags. */
+static inline size_t arq_fields_len(uint8_t flags)
+{
+	return (flags & ARQ_F_ACK ? ARQ_ACK_FIELD_LEN : 0) + (flags & ARQ_F_FRAG ? ARQ_FRAG_HDR_LEN : 0);
+}
+
 /* Serial-number comparisons (RFC 1982 style, 32 bits). */
 static inline bool arq_before(uint32_t a, uint32_t b)
 {

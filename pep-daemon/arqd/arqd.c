@@ -114,7 +114,7 @@ static int open_link(struct arqd *d, char *err, size_t errlen)
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", d->cfg.link);
 	d->link_ifmtu = if_ioctl(SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0 ? (uint32_t)ifr.ifr_mtu : 1500;
-	if (d->link_ifmtu <= ARQ_HDR_LEN + ARQ_ACK_FIELD_LEN + ARQ_FRAG_HDR_LEN + 64) {
+	if (d->link_ifmtu <= ARQ_HDR_LEN + arq_fields_len(ARQ_F_ACK | ARQ_F_FRAG) + 64) {
 		snprintf(err, errlen, "link = %s: MTU %u is too small for link frames", d->cfg.link, d->link_ifmtu);
 		return -1;
 	}

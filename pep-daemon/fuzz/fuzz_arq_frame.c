@@ -283,8 +283,7 @@ static void make_crc_right(uint8_t *b, size_t len)
 
 	if (len < ARQ_HDR_LEN)
 		return;
-	total = ARQ_HDR_LEN + (size_t)(b[2] << 8 | b[3]) + (b[1] & ARQ_F_FRAG ? ARQ_FRAG_HDR_LEN : 0) +
-		(b[1] & ARQ_F_ACK ? ARQ_ACK_FIELD_LEN : 0);
+	total = ARQ_HDR_LEN + arq_fields_len(b[1]) + (size_t)(b[2] << 8 | b[3]);
 	if (total > len)
 		return;
 	crc = arq_crc32c(arq_crc32c(0, b, 12), b + ARQ_HDR_LEN, total - ARQ_HDR_LEN);

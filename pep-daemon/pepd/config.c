@@ -202,7 +202,7 @@ static const struct cfg_key keys[] = {
 	  .help = "snoop+: send the copies for flows that negotiated SACK too (the paper's behaviour); false: "
 		  "only for flows without SACK, whose window stalls at a hole until its repair arrives.  A SACK "
 		  "sender goes on through a lost repair, which the local timer sends again, while every copy "
-		  "takes the airtime of new data on a busy hop: copies for SACK flows cost a BBR sender 6-7 % "
+		  "takes the airtime of new data on a busy hop: copies for SACK flows cost a BBR sender 5-7 % "
 		  "of its goodput at 3 % loss" },
 	{ .name = "adaptive_target", .type = CFG_FRACTION, F(adaptive_target), .def = "0.001",
 	  .help = "snoop+ auto: the largest acceptable probability that every copy of a round is lost" },

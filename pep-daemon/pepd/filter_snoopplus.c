@@ -35,7 +35,7 @@
  * copy takes the airtime of new data whenever the hop is busy, which
  * snoop_copies_are_free cannot see under a sender that keeps no queue
  * (BBR paces at the hop's rate): copies = 2 for SACK flows cost a BBR
- * sender 6-7 % of its goodput at 3 % uniform loss, the copies' share of
+ * sender 5-7 % of its goodput at 3 % uniform loss, the copies' share of
  * the airtime (Documentation/eval/pepd.rst).
  *
  * Why c >= 3 falsely triggers another round in the paper: Snoop counts
