@@ -135,6 +135,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         runs=args.runs,
         ipv6=True if args.ipv6 else None,
         capture=True if args.capture else None,
+        rtt_probe=args.rtt_probe,
         workloads=[w for w in args.workload.split(",") if w] if args.workload else None,
     )
     # Validate every input before booting anything.
@@ -441,6 +442,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--capture",
         action="store_true",
         help="capture headers at the sender and record recovery time per loss episode (transfer.capture)",
+    )
+    run.add_argument(
+        "--rtt-probe",
+        metavar="INTERVAL",
+        help="ping S -> WH this often during each run, e.g. 100ms: the RTT the transfer puts on others "
+        "(transfer.rtt_probe; 0 off)",
     )
     run.add_argument("--out", help="result file (.json) or directory (default: results/NAME-STAMP.json)")
     run.add_argument("--baseline", help="case the table's ratios refer to, e.g. stock/cubic")

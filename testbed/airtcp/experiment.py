@@ -33,7 +33,10 @@ EXPERIMENT_KEYS = (
     "description", "profile", "set", "sweep", "duration", "runs", "schemes", "senders", "every_sender",
     "transfer", "ipv6", "competing", "workload",
 )  # fmt: skip
-TRANSFER_KEYS = ("mss", "window", "window_clamp", "ss_interval", "capture")
+TRANSFER_KEYS = ("mss", "window", "window_clamp", "ss_interval", "capture", "rtt_probe")
+# transfer.rtt_probe's shortest interval: 84 bytes every 10 ms is already
+# 3 % of a 2 Mbit/s hop, which the probe would then measure as its own load.
+RTT_PROBE_MIN_S = 0.01
 # window_clamp's ceiling: the receiver keeps its default buffer (tcp_rmem[1],
 # 128 KiB, half of it for data at tcp_adv_win_scale 1), and out-of-order
 # segments cost about twice their payload in truesize; above this the
@@ -76,6 +79,7 @@ class Overrides:
     runs: int | None = None
     ipv6: bool | None = None
     capture: bool | None = None
+    rtt_probe: str | None = None  # an interval, e.g. 100ms
     workloads: list[str] | None = None
 
 
@@ -91,6 +95,7 @@ class Experiment:
     window: int | None = None
     window_clamp: int | None = None  # the receivers' largest advertised window (clamp.py)
     ss_interval_s: float = DEFAULT_SS_INTERVAL_S
+    rtt_probe_s: float = 0.0  # a ping S -> WH every this many seconds during each run (rttprobe.py); 0 off
     ipv6: bool = False
     capture: bool = False  # headers at the sender -> recovery time per loss episode
     source: str = ""
@@ -169,6 +174,7 @@ class Experiment:
             "window": self.window,
             "window_clamp": self.window_clamp,
             "ss_interval_s": self.ss_interval_s,
+            "rtt_probe_s": self.rtt_probe_s,
             "ip_version": 6 if self.ipv6 else 4,
             "capture": self.capture,
             "cases": [{"scheme": s.name, "sender": t.name} for s, t in self.cases],
@@ -270,6 +276,14 @@ def _profile_variants(
     return variants, sweep
 
 
+def _rtt_probe(where: str, key: str, value: object) -> float:
+    interval = parse_duration(where, key, value)
+    if 0 < interval < RTT_PROBE_MIN_S:
+        floor = f"{RTT_PROBE_MIN_S * 1000:g}ms"
+        raise ConfigError(where, key, value, f"below {floor}, where the probes load the hop they measure; 0 is off")
+    return interval
+
+
 def _window_clamp(where: str, value: object, mss: int | None) -> int:
     clamp_bytes = parse_size(where, "transfer.window_clamp", value)
     if clamp_bytes <= 0:
@@ -347,6 +361,10 @@ def parse_experiment(
     window = parse_size(where, "transfer.window", transfer["window"]) if "window" in transfer else None
     window_clamp = _window_clamp(where, transfer["window_clamp"], mss) if "window_clamp" in transfer else None
     ss_interval = parse_duration(where, "transfer.ss_interval", transfer.get("ss_interval", "250ms"))
+    if over.rtt_probe is not None:
+        rtt_probe = _rtt_probe("--rtt-probe", "rtt_probe", over.rtt_probe)
+    else:
+        rtt_probe = _rtt_probe(where, "transfer.rtt_probe", transfer.get("rtt_probe", "0ms"))
     ipv6 = over.ipv6 if over.ipv6 is not None else bool(data.get("ipv6", False))
     capture = transfer.get("capture", False)
     if not isinstance(capture, bool):
@@ -367,6 +385,7 @@ def parse_experiment(
         window=window,
         window_clamp=window_clamp,
         ss_interval_s=ss_interval,
+        rtt_probe_s=rtt_probe,
         ipv6=ipv6,
         capture=capture,
         source=where,

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import flowstats, verdict
+from . import flowstats, rttprobe, verdict
 from .errors import ConfigError
 from .recovery import MANY_HOLES, quantile
 from .stats import Summary, summarize
@@ -40,6 +40,7 @@ class CaseSummary:
     workload: str = "bulk"
     batch: str = ""  # the result file it came from, when several are merged
     wifi: WifiSummary | None = None  # the medium's counters, over a wifi link
+    probe_rtt_ms: Summary | None = None  # transfer.rtt_probe: each run's median ping RTT (rttprobe.py)
 
 
 @dataclass
@@ -239,6 +240,7 @@ def summarize_case(case: Mapping[str, Any], batch: str = "") -> CaseSummary:
         workload=str(case.get("workload", "bulk")),
         batch=batch,
         wifi=summarize_wifi(runs),
+        probe_rtt_ms=_summary([rttprobe.run_median(r) for r in runs]),
     )
 
 
@@ -286,7 +288,8 @@ def _goodput_digits(rows: Sequence[CaseSummary]) -> int:
 def _group_table(rows: Sequence[CaseSummary], baseline: str | None) -> list[list[str]]:
     first = _baseline_row(rows, rows[0], baseline) if rows else None
     header = ["case", "runs", "goodput Mbit/s", "median CI", "vs " + (first.label if first else "-")]
-    lines = [[*header, "retx", "RTT ms", "RTOs"]]
+    probed = any(row.probe_rtt_ms is not None for row in rows)  # a column only where an experiment probed
+    lines = [[*header, "retx", "RTT ms", *(["probe RTT ms"] if probed else []), "RTOs"]]
     digits = _goodput_digits(rows)
     for row in rows:
         base = _baseline_row(rows, row, baseline)
@@ -303,6 +306,7 @@ def _group_table(rows: Sequence[CaseSummary], baseline: str | None) -> list[list
                 ratio,
                 _fmt(row.retransmits, 0),
                 _fmt(row.mean_rtt_ms, 1),
+                *([_fmt(row.probe_rtt_ms, 1)] if probed else []),
                 _fmt(row.timeouts, 0),
             ]
         )
@@ -870,6 +874,8 @@ def csv_text(batch_list: Sequence[Batch]) -> str:
                 emit(row, kind, "goodput_mbps", row.goodput, what="goodput")
                 emit(row, kind, "retransmits", row.retransmits)
                 emit(row, kind, "mean_rtt_ms", row.mean_rtt_ms)
+                if row.probe_rtt_ms is not None:
+                    emit(row, kind, "probe_rtt_ms", row.probe_rtt_ms)
                 emit(row, kind, "rtos", row.timeouts)
                 if row.wifi is not None:
                     for way, counts in (("down", row.wifi.down), ("up", row.wifi.up)):

@@ -27,10 +27,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import clamp, flowstats, iperf, kmod, metadata, recovery, result, ss
+from . import clamp, flowstats, iperf, kmod, metadata, recovery, result, rttprobe, ss
 from .components import Component
 from .dynamics import Dynamics
-from .errors import AirtcpError, ConfigError
+from .errors import AirtcpError, CommandError, ConfigError
 from .experiment import Experiment, clamp_receivers
 from .participants import participants
 from .proc import Background, poll_until
@@ -125,6 +125,7 @@ def _nstat(topo: Topology) -> dict[str, object]:
     return counters
 
 
+RTT_PROBE_GRACE_S = 5.0  # after the transfer, which lasts at least ping's deadline (its duration)
 CAPTURE_SNAPLEN = 128  # Ethernet + IPv6 + TCP with 40 bytes of options fit
 
 
@@ -226,6 +227,7 @@ class _Run:
         self.sampler: Background | None = None
         self.capture: Background | None = None
         self.capture_file: Path | None = None
+        self.rtt_probe: Background | None = None
         self.dynamics: Dynamics | None = None
 
     def switch_on(self, scheme: Scheme, sender: Sender) -> None:
@@ -273,7 +275,13 @@ class _Run:
             _sleep_until(t0)
 
     def start_traffic(self) -> None:
-        """Every participant's clients, one right after the other (one process start apart)."""
+        """Every participant's clients, one right after the other (one process start apart), and the RTT probe."""
+        if self.exp.rtt_probe_s > 0:
+            address = self.topo.address("wh", self.family)
+            self.rtt_probe = self.topo.host("s").spawn(
+                rttprobe.argv(address, self.exp.rtt_probe_s, self.duration_s), name="rtt probe"
+            )
+            self.cleanup.callback(self.rtt_probe.stop)
         t0 = time.monotonic()
         for participant in self.participants:
             if participant.key is not None:
@@ -289,6 +297,10 @@ class _Run:
             participant.stop()
         if self.sampler is not None:
             self.sampler.stop()
+        if self.rtt_probe is not None:
+            # ping ends by itself (-w) with its totals line, by now or soon.
+            with contextlib.suppress(CommandError):  # stopped instead: counted up to its last answer
+                self.rtt_probe.wait(RTT_PROBE_GRACE_S)
 
     def collect(self, keep_capture: Path | None) -> None:
         record = self.record
@@ -301,6 +313,8 @@ class _Run:
             record["dynamics"] = {**self.dynamics.record(), "timeloss": self.dynamics.stats()}
             if self.dynamics.errors:
                 raise AirtcpError("; ".join(self.dynamics.errors))
+        if self.rtt_probe is not None:
+            record["rtt_probe"] = rttprobe.summarize(self.rtt_probe.stdout, self.exp.rtt_probe_s)
         samples = self.sampler.stdout if self.sampler is not None else None
         for participant in self.participants:
             # Raw text first: if parsing fails, the output is still in the file.
@@ -390,7 +404,9 @@ def run_summary(record: Mapping[str, Any], workload: Workload, beside: Sequence[
         for key in beside
         if (other := record.get(key, {}).get("transfer"))
     )
-    return f"{t['goodput_mbps']:.3f} Mbit/s, {t['retransmits']} retransmissions, mean RTT {rtt}{also}"
+    probe = rttprobe.run_median(record)
+    probed = f", probe RTT {probe:.1f} ms" if probe is not None else ""
+    return f"{t['goodput_mbps']:.3f} Mbit/s, {t['retransmits']} retransmissions, mean RTT {rtt}{probed}{also}"
 
 
 def _terminate(signum: int, _frame: object) -> None:

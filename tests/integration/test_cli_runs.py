@@ -22,10 +22,11 @@ def test_run_writes_a_self_describing_result(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     done = airtcp(
         "run", "--profile", str(profile), "--scheme", "stock", "--sender", "cubic,reno-classic",
-        "--runs", "1", "--duration", "3s", "--out", str(out), "--backend", "native",
+        "--runs", "1", "--duration", "3s", "--rtt-probe", "100ms", "--out", str(out), "--backend", "native",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "stock/cubic" in done.stdout and "stock/reno-classic" in done.stdout  # the table
+    assert "probe RTT ms" in done.stdout
     doc = result.load(out)
     assert doc["complete"] and not doc["interrupted"]
     assert [p["name"] for p in doc["experiment"]["profiles"]] == ["fast"]
@@ -42,6 +43,11 @@ def test_run_writes_a_self_describing_result(tmp_path: Path) -> None:
         assert isinstance(run["raw"]["iperf3_client"], dict) and isinstance(run["raw"]["iperf3_server"], dict)
         assert "TcpOutSegs" in run["nstat"]["s"]
         assert any(q["kind"] == "netem" for q in run["qdiscs"]["bs"])
+        # pings every 100 ms for 3 s, answered across the hop: at least its
+        # base round trip, 2 x (5 + 10) ms one way
+        probe = run["rtt_probe"]
+        assert 20 <= probe["sent"] <= 35 and probe["answered"] + probe["lost"] == probe["sent"], probe
+        assert probe["answered"] >= probe["sent"] // 2 and probe["median_ms"] >= 30, probe
     cubic, classic = (c["runs"][0] for c in doc["cases"])
     assert cubic["sysctls"]["s"]["net.ipv4.tcp_congestion_control"] == "cubic"
     assert classic["sysctls"]["s"]["net.ipv4.tcp_congestion_control"] == "reno"

@@ -31,6 +31,7 @@ def _one_line_error(capsys: pytest.CaptureFixture[str], status: int, expected: s
         (["run", "--sender", "vegas"], "--sender: sender = 'vegas': unknown sender"),
         (["run", "--duration=-3s"], "--duration: duration = '-3s': duration must not be negative"),
         (["run", "--runs", "0"], "--runs: runs = 0: must be at least 1"),
+        (["run", "--rtt-probe", "1ms"], "--rtt-probe: rtt_probe = '1ms': below 10ms"),
         (["profile", "show", "nope"], "unknown profile"),
         (["report", "/nonexistent/r.json"], "/nonexistent/r.json: no such result file"),
         (["exec"], "no command given"),
