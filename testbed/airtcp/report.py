@@ -752,6 +752,29 @@ class CaseVerdict:
     baseline: str
     what: str  # the figure compared: "goodput", "total goodput", "FCT 100 KB"
     verdict: verdict.Verdict
+    rtt: RttChange | None = None  # bulk: the round trip beside the goodput
+
+
+@dataclass
+class RttChange:
+    """The case's median RTT over stock's with the same sender (issue 18: at most +10 % with BBR)."""
+
+    change: float  # median over stock's median, minus 1
+    source: str  # "probe" (transfer.rtt_probe's pings) or "own srtt" (the transfer's, which counts repairs)
+
+
+def rtt_change(case: Mapping[str, Any], base: Mapping[str, Any]) -> RttChange | None:
+    """The probe's RTT where both cases probed, else the transfers' own smoothed RTT."""
+    runs, base_runs = _ok_runs(case), _ok_runs(base)
+    for source, per_run in (
+        ("probe", rttprobe.run_median),
+        ("own srtt", lambda r: (r.get("transfer") or {}).get("mean_rtt_ms")),
+    ):
+        mine = _summary([per_run(r) for r in runs])
+        theirs = _summary([per_run(r) for r in base_runs])
+        if mine is not None and theirs is not None and theirs.median > 0:
+            return RttChange(mine.median / theirs.median - 1, source)
+    return None
 
 
 def _per_run_values(kind: str, case: Mapping[str, Any], size: int | None = None) -> list[float]:
@@ -810,6 +833,7 @@ def verdicts(batch_list: Sequence[Batch]) -> list[CaseVerdict]:
                         baseline=str(base.get("label")),
                         what=what,
                         verdict=verdict.judge(x, y, higher, aside),
+                        rtt=rtt_change(case, base) if kind == "bulk" else None,
                     )
                 )
     return out
@@ -828,7 +852,8 @@ def verdict_lines(batch_list: Sequence[Batch]) -> str:
     ]
     for v in found:
         where = f"  [{', '.join(x for x in (v.batch, v.profile, v.workload) if x)}]" if several else ""
-        lines.append(f"  {v.label:<{width}}  {verdict.describe(v.verdict, v.what, v.baseline)}{where}")
+        rtt = f"; RTT {v.rtt.change:+.0%} ({v.rtt.source})" if v.rtt is not None else ""
+        lines.append(f"  {v.label:<{width}}  {verdict.describe(v.verdict, v.what, v.baseline)}{rtt}{where}")
     return "\n".join(lines)
 
 

@@ -106,3 +106,22 @@ def test_report_adds_the_column_only_where_probed() -> None:
     probed = next(line for line in lines if line.startswith("stock/cubic "))
     other = next(line for line in lines[1:] if not line.startswith("stock/cubic ") and "/" in line.split()[0])
     assert "60.0" in probed.split() and "-" in other.split()
+
+
+def test_verdicts_give_the_rtt_from_the_probes_where_both_cases_probed() -> None:
+    doc = result.new_result({"name": "x", "workloads": [{"name": "bulk", "kind": "bulk"}]}, {})
+    for scheme, sender, goodputs, own, probed in (
+        ("stock", "bbr", [1.8, 1.9, 1.85], 100.0, [80.0, 90.0, 100.0]),
+        ("snoop", "bbr", [1.8, 1.9, 1.85], 150.0, [95.0, 99.0, 110.0]),
+        ("stock", "cubic", [0.8, 0.9, 0.85], 100.0, None),
+        ("snoop", "cubic", [1.8, 1.9, 1.85], 180.0, [60.0, 60.0, 60.0]),  # stock did not probe: own srtt
+    ):
+        case = result.case_entry(doc, "p", scheme, sender)
+        for index, goodput in enumerate(goodputs):
+            run: dict[str, object] = {"error": None, "transfer": {"goodput_mbps": goodput, "mean_rtt_ms": own}}
+            if probed is not None:
+                run["rtt_probe"] = {"median_ms": probed[index]}
+            case["runs"].append(run)
+    lines = {line.split()[0]: line for line in report.verdict_lines([("", doc)]).splitlines()[1:]}
+    assert lines["snoop/bbr"].endswith("; RTT +10% (probe)"), lines
+    assert lines["snoop/cubic"].endswith("vs stock/cubic; RTT +80% (own srtt)"), lines
