@@ -70,7 +70,7 @@ def summarize(text: str, interval_s: float) -> dict[str, object]:
         "lost": max(0, sent - len(replies)),
         "median_ms": quantile(rtts, 0.5) if rtts else None,
         "p90_ms": quantile(rtts, 0.9) if rtts else None,
-        "samples_ms": [round(ms, 2) for ms in rtts],
+        "samples_ms": [round(ms, 3) for ms in rtts],
     }
 
 
