@@ -70,7 +70,9 @@ static const struct cfg_key keys[] = {
 		  "its own if none leaves in time), one ack for all such frames; a duplicate or a frame that "
 		  "leaves a hole is acknowledged at once.  Costs 4 bytes in every data frame (the TUN device's "
 		  "MTU is 4 bytes smaller) and saves most ack frames; the peer's arqd must know carried acks.  "
-		  "0ms: every frame acknowledged at once in an ack frame of its own (Vaidya99)" },
+		  "0ms: every frame acknowledged at once in an ack frame of its own (Vaidya99); where both "
+		  "ends know carried acks, 10ms (the testbed's arq schemes: framing then takes 2 % of a clean "
+		  "2 Mbit/s hop's bytes instead of 3 %)" },
 	{ .name = "status_interval", .type = CFG_DURATION, F(status_interval_ns), .min = 1 * MS, .max = 10 * S_,
 	  .def = "20ms", .help = "feedback = status: period of status frames while something is new or missing" },
 	{ .name = "link_mtu", .type = CFG_UINT, F(link_mtu), .min = 0, .max = 65535, .def = "0", .unit = "bytes",

@@ -24,7 +24,7 @@ def test_delayed_dupacks_spare_ns2_reno_the_link_layers_repairs(tmp_path: Path) 
     out = tmp_path / "r.json"
     done = airtcp(
         "run", "--experiment", "arq-vaidya-fig7a-ns2", "--profile", "vaidya99-exp16k-20ms",
-        "--scheme", "arq,arq+ddack", "--sender", "reno-ns2", "--duration", "10s", "--runs", "1",
+        "--scheme", "arq-eval/vaidya,arq-eval/vaidya-ddack", "--sender", "reno-ns2", "--duration", "10s", "--runs", "1",
         "--out", str(out), "--no-plot", "--backend", "native",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -38,10 +38,10 @@ def test_delayed_dupacks_spare_ns2_reno_the_link_layers_repairs(tmp_path: Path) 
         link = run["components"]["arq"]["bs"]["sender"]
         assert link["retransmitted"] >= 20 and link["given_up"] == 0, link
     recoveries = {name: run["nstat"]["s"].get("TcpExtTCPRenoRecovery", 0) for name, run in runs.items()}
-    ddack = runs["arq+ddack"]["components"]["tcp_ddack"]
+    ddack = runs["vaidya-ddack"]["components"]["tcp_ddack"]
     print(f"Reno recoveries {recoveries}; tcp_ddack {ddack}")
     # Without Delayed Dupacks the link's repairs cost the sender recoveries (VM: 33-39 in 20 s, 17 in 10 s)
-    assert recoveries["arq"] >= 8, recoveries
+    assert recoveries["vaidya"] >= 8, recoveries
     # With them most holes fill within d and the dupacks that would trigger one are dropped (VM: 1-5 in 20 s)
     assert ddack["episodes_filled"] >= 10 and ddack["discarded"] > 0, ddack
-    assert recoveries["arq+ddack"] * 2 <= recoveries["arq"], recoveries
+    assert recoveries["vaidya-ddack"] * 2 <= recoveries["vaidya"], recoveries
