@@ -21,8 +21,8 @@ from typing import Any
 from .recovery import quantile
 
 # "64 bytes from 10.0.2.2: icmp_seq=12 ttl=63 time=45.2 ms"; -D prefixes a
-# "[1700000000.123456] " timestamp.
-_REPLY = re.compile(r"^(?:\[(?P<at>[0-9.]+)\] )?\d+ bytes from .*icmp_seq=(?P<seq>\d+) .*time=(?P<ms>[0-9.]+) ms")
+# "[1700000000.123456] " timestamp (kept in the raw output for a reader).
+_REPLY = re.compile(r"^(?:\[[0-9.]+\] )?\d+ bytes from .*icmp_seq=(?P<seq>\d+) .*time=(?P<ms>[0-9.]+) ms")
 _TOTALS = re.compile(r"^(?P<sent>\d+) packets transmitted, (?P<received>\d+) (?:packets )?received")
 SIZE_BYTES = 56  # ping's default payload: 84 bytes on the wire with IPv4
 
@@ -37,10 +37,10 @@ def argv(address: str, interval_s: float, duration_s: float) -> list[str]:
     ]  # fmt: skip
 
 
-def parse(text: str) -> tuple[list[tuple[int, float, float | None]], int | None]:
-    """(seq, RTT ms, wall time or None) of every reply, first reply of a sequence number only;
-    and the number sent (None without ping's totals line, e.g. when it was killed)."""
-    replies: list[tuple[int, float, float | None]] = []
+def parse(text: str) -> tuple[list[tuple[int, float]], int | None]:
+    """(seq, RTT ms) of every reply, the first of a sequence number only; and the number
+    sent (None without ping's totals line, e.g. when it was killed)."""
+    replies: list[tuple[int, float]] = []
     seen: set[int] = set()
     sent = None
     for line in text.splitlines():
@@ -49,7 +49,7 @@ def parse(text: str) -> tuple[list[tuple[int, float, float | None]], int | None]
             seq = int(reply["seq"])
             if seq not in seen:  # a duplicate (DUP!) is the network's, not another sample
                 seen.add(seq)
-                replies.append((seq, float(reply["ms"]), float(reply["at"]) if reply["at"] else None))
+                replies.append((seq, float(reply["ms"])))
             continue
         totals = _TOTALS.match(line.strip())
         if totals is not None:
@@ -61,8 +61,8 @@ def summarize(text: str, interval_s: float) -> dict[str, object]:
     """The run's record: samples' median and p90 in ms, sent, answered, lost."""
     replies, sent = parse(text)
     if sent is None:  # killed before its totals: every sequence number up to the last answered one was sent
-        sent = max((seq for seq, _, _ in replies), default=0)
-    rtts = [ms for _, ms, _ in replies]
+        sent = max((seq for seq, _ in replies), default=0)
+    rtts = [ms for _, ms in replies]
     return {
         "interval_s": interval_s,
         "sent": sent,
