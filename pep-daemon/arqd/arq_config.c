@@ -64,6 +64,12 @@ static const struct cfg_key keys[] = {
 		  "one deviation (no rto_min), backing off only while nothing is heard from the peer: repairs "
 		  "the last frames of a burst and lost retransmissions sooner, in airtime the link would leave "
 		  "unused" },
+	{ .name = "timer_restart", .type = CFG_BOOL, F(timer_restart), .def = "off",
+	  .help = "a frame's retransmission timeout runs from the later of its transmission and the last ack of "
+		  "a frame not acknowledged before, restarted by every such ack as TCP's (RFC 6298 5.3): while "
+		  "acks keep coming a lost frame is revealed by a later frame's ack, so a delay spike shorter "
+		  "than the timeout (a busy CPU, a burst queued below arqd) retransmits nothing.  off: from "
+		  "the frame's own transmission (Vaidya99)" },
 	{ .name = "ack_delay", .type = CFG_DURATION, F(ack_delay_ns), .min = 0, .max = 1 * S_, .def = "0ms",
 	  .help = "feedback = ack: a frame that leaves nothing missing is acknowledged within this long, by the "
 		  "receiver's cumulative ack carried in the next data frame going back (or in an ack frame of "

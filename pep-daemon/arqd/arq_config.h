@@ -34,6 +34,7 @@ struct arq_config {
 	uint32_t max_rtx;
 	uint64_t rto_initial_ns, rto_min_ns, rto_max_ns;
 	bool idle_repair;
+	bool timer_restart;
 	uint64_t status_interval_ns;
 	uint64_t ack_delay_ns;
 	uint32_t link_mtu;

@@ -213,6 +213,7 @@ static bool ack_one(struct arq_tx *tx, uint32_t seq, uint64_t now)
 		rtt_sample(tx, now - fr->sent_ns);
 	if (fr->ntx > 1)
 		tx->cnt.acked_after_rtx++;
+	tx->progress_ns = now;
 	/* which transmission arrived is unknown after a retransmission: the first is the safe guess */
 	if (fr->first_order > tx->acked_order)
 		tx->acked_order = fr->first_order;
@@ -344,23 +345,34 @@ static bool heard_since(const struct arq_tx *tx, const struct arq_tx_frame *fr)
 	return tx->p.idle_repair && tx->heard_ns > fr->sent_ns;
 }
 
-/* How long fr may stay unacknowledged; *short_timer set if that is idle_repair's timer. */
-static uint64_t frame_timeout(const struct arq_tx *tx, const struct arq_tx_frame *fr, bool link_idle,
-			      bool *short_timer)
+/*
+ * When fr's timer expires; *short_timer set if that is idle_repair's timer.
+ * With timer_restart the full timeout runs from the later of fr's
+ * transmission and the last ack of a new frame (RFC 6298 5.3): while acks
+ * keep coming the link is alive and a frame lost among them is revealed by
+ * a later frame's ack, so a delay spike shorter than the timeout (a busy
+ * CPU, a burst in the queue below) fires nothing.  idle_repair's short
+ * timer always runs from the transmission: it is for the tail of a burst.
+ */
+static uint64_t frame_deadline(const struct arq_tx *tx, const struct arq_tx_frame *fr, bool link_idle,
+			       bool *short_timer)
 {
 	uint64_t rto = current_rto(tx), t;
+	uint64_t start = fr->sent_ns;
 	uint32_t shift = tx->backoff < MAX_BACKOFF_SHIFT ? tx->backoff : MAX_BACKOFF_SHIFT;
 
+	if (tx->p.timer_restart && tx->progress_ns > start)
+		start = tx->progress_ns;
 	*short_timer = false;
 	if (!tx->p.idle_repair || !link_idle || !tx->have_rtt)
-		return rto;
+		return start + rto;
 	t = tx->srtt_ns + tx->rttvar_ns;
 	if (!heard_since(tx, fr))
 		t <<= shift;
-	if (t >= rto)
-		return rto;
+	if (fr->sent_ns + t >= start + rto)
+		return start + rto;
 	*short_timer = true;
-	return t;
+	return fr->sent_ns + t;
 }
 
 uint64_t arq_tx_deadline(const struct arq_tx *tx)
@@ -374,7 +386,7 @@ uint64_t arq_tx_deadline(const struct arq_tx *tx)
 
 		if (fr->state != TX_INFLIGHT)
 			continue;
-		t = fr->sent_ns + frame_timeout(tx, fr, link_idle, &short_timer);
+		t = frame_deadline(tx, fr, link_idle, &short_timer);
 		if (!first || t < first)
 			first = t;
 	}
@@ -389,7 +401,7 @@ void arq_tx_on_timer(struct arq_tx *tx, uint64_t now)
 	for (seq = tx->base; seq != tx->next_new; seq++) {
 		struct arq_tx_frame *fr = slot(tx, seq);
 
-		if (fr->state != TX_INFLIGHT || fr->sent_ns + frame_timeout(tx, fr, link_idle, &short_timer) > now)
+		if (fr->state != TX_INFLIGHT || frame_deadline(tx, fr, link_idle, &short_timer) > now)
 			continue;
 		tx->cnt.lost_by_timer++;
 		if (short_timer)

@@ -26,6 +26,10 @@
  * link would leave unused, and it finds the losses no later frame can
  * reveal: the last frames of a burst, and retransmissions that were lost
  * again.  It counts towards max_rtx like any retransmission.
+ *
+ * timer_restart: the full timeout of a frame runs from the later of its
+ * transmission and the last ack of a new frame, as TCP's (RFC 6298 5.3):
+ * only a link silent for a whole timeout fires it.
  */
 #ifndef ARQ_TX_H
 #define ARQ_TX_H
@@ -68,6 +72,7 @@ struct arq_tx_params {
 	uint32_t max_payload;	/* packets longer than this are dropped when not fragmenting */
 	uint64_t rto_initial_ns, rto_min_ns, rto_max_ns;
 	bool idle_repair;	/* the shorter timer while there is nothing else to send */
+	bool timer_restart;	/* the full timeout runs from the last ack of a new frame, if later */
 	uint32_t isn;		/* the first sequence number: random in the daemon, so that a restart
 				 * is seen as one by the receiver, whose window is elsewhere */
 };
@@ -103,6 +108,7 @@ struct arq_tx {
 	bool have_rtt;
 	uint32_t backoff;	/* timer expiries since the last RTT sample: rto doubles */
 	uint64_t heard_ns;	/* the latest frame from the peer (arq_tx_heard, acks, status) */
+	uint64_t progress_ns;	/* the latest ack of a frame not acknowledged before */
 	uint32_t peek_seq;	/* what arq_tx_peek returned */
 	bool peek_valid, peek_rtx;
 	struct arq_tx_counters cnt;

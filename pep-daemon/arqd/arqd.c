@@ -411,6 +411,7 @@ int arqd_start(struct arqd *d, const struct arq_config *cfg, char *err, size_t e
 		.rto_min_ns = cfg->rto_min_ns,
 		.rto_max_ns = cfg->rto_max_ns,
 		.idle_repair = cfg->idle_repair,
+		.timer_restart = cfg->timer_restart,
 	};
 	/* a restart numbers from elsewhere: the peer's receiver sees a new sender, not old frames */
 	if (getrandom(&tp.isn, sizeof(tp.isn), 0) != sizeof(tp.isn))
@@ -512,6 +513,7 @@ void arqd_report(struct arqd *d, struct json_out *j)
 	jo_u64(j, "window", d->cfg.window);
 	jo_u64(j, "max_rtx", d->cfg.max_rtx);
 	jo_bool(j, "idle_repair", d->cfg.idle_repair);
+	jo_bool(j, "timer_restart", d->cfg.timer_restart);
 	jo_u64(j, "link_mtu", d->cfg.link_mtu);
 	jo_u64(j, "link_rate_bps", d->cfg.link_rate);
 	jo_u64(j, "tun_mtu", d->tun_mtu);

@@ -6,7 +6,8 @@
  * Byte 0 chooses the set-up: bit 0 resequencing, bit 1 per-frame acks (else
  * status frames), bit 2 fragmentation (40-byte fragments), bit 3 a forger
  * on the link, bit 4 idle_repair, bits 5-6 max_rtx, bit 7 ack_delay (2 ms,
- * with per-frame acks).  Then records, each an
+ * with per-frame acks); timer_restart on inputs of odd length (the byte is
+ * full).  Then records, each an
  * op byte and an argument byte (a forged frame also its bytes):
  *
  *   op & 7 = 0  submit a packet of 8 + 6 x arg bytes to the sender
@@ -320,6 +321,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tp.frag_payload = 40;
 	L.forger = data[0] & 8;
 	tp.idle_repair = data[0] & 16;
+	tp.timer_restart = size & 1;
 	tp.max_rtx = (data[0] >> 5) & 3;
 	rp.ack_delay_ns = data[0] & 0x80 ? 2000000 : 0;
 	if (arq_tx_init(&L.tx, &tp) < 0 || arq_rx_init(&L.rx, &rp, deliver, feedback, NULL) < 0)

@@ -218,7 +218,7 @@ static void run_timers(struct harness *h)
 
 struct setup {
 	enum arq_feedback feedback;
-	bool resequence, idle_repair;
+	bool resequence, idle_repair, timer_restart;
 	uint32_t window, max_rtx, frag_payload, pkt_len;
 	uint64_t rx_buffer;	/* 0: 1 MiB */
 	uint32_t ack_delay_ms;
@@ -236,6 +236,7 @@ static void run_table(const char *name, const struct setup *s, const struct step
 		.rto_min_ns = 20 * 1000000ULL,
 		.rto_max_ns = 1000 * 1000000ULL,
 		.idle_repair = s->idle_repair,
+		.timer_restart = s->timer_restart,
 	};
 	struct arq_rx_params rp = {
 		.feedback = s->feedback,
@@ -412,6 +413,59 @@ static const struct step ack_loss_timer[] = {
 	{ "data", "p", "1" },
 	{ "feedback", "p", NULL },
 	{ "count", "tx.outstanding=0", NULL },
+	END,
+};
+
+/*
+ * A delay spike: the acks of frames 1 and 2 come 15 and 30 ms late while
+ * the timeout is rto_min (20 ms).  Each frame's own timer fires on frame 2,
+ * though acks kept coming (a needless repair had the link taken it)...
+ */
+static const struct step ack_spike_per_frame_timer[] = {
+	{ "submit", "3", NULL },
+	{ "send", "3", "0 1 2" },
+	{ "data", "ppp", "0 1 2" },
+	{ "feedback", "pss", NULL },
+	{ "tick", "15", NULL },
+	{ "feedback", "ps", NULL },
+	{ "tick", "15", NULL },
+	{ "count", "tx.lost_by_timer=1", NULL },
+	{ "feedback", "p", NULL },
+	{ "count", "tx.outstanding=0 tx.retransmitted=0", NULL },
+	END,
+};
+
+/* ... with timer_restart the ack at 15 ms restarts it: nothing fires. */
+static const struct step ack_spike_timer_restart[] = {
+	{ "submit", "3", NULL },
+	{ "send", "3", "0 1 2" },
+	{ "data", "ppp", "0 1 2" },
+	{ "feedback", "pss", NULL },
+	{ "tick", "15", NULL },
+	{ "feedback", "ps", NULL },
+	{ "tick", "15", NULL },
+	{ "count", "tx.lost_by_timer=0", NULL },
+	{ "feedback", "p", NULL },
+	{ "count", "tx.outstanding=0 tx.retransmitted=0", NULL },
+	END,
+};
+
+/* timer_restart and a lost last frame: repaired one full timeout after the last ack (10 + 20 ms). */
+static const struct step ack_tail_timer_restart[] = {
+	{ "submit", "3", NULL },
+	{ "send", "3", "0 1 2" },
+	{ "data", "ppd", "0 1" },
+	{ "feedback", "ps", NULL },
+	{ "tick", "10", NULL },
+	{ "feedback", "p", NULL },
+	{ "tick", "19", NULL },
+	{ "send", "1", "" },
+	{ "tick", "1", NULL },
+	{ "count", "tx.lost_by_timer=1", NULL },
+	{ "send", "1", "2" },
+	{ "data", "p", "2" },
+	{ "feedback", "p", NULL },
+	{ "count", "tx.outstanding=0 tx.retransmitted=1", NULL },
 	END,
 };
 
@@ -703,6 +757,7 @@ static const struct step window_full[] = {
 };
 
 static const struct setup ACK = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 4 };
+static const struct setup ACK_RESTART = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 4, .timer_restart = true };
 static const struct setup ACK_DELAY = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 4, .ack_delay_ms = 10 };
 static const struct setup ACK_N2 = { .feedback = ARQ_FEEDBACK_ACK, .max_rtx = 2 };
 static const struct setup RESEQ = { .feedback = ARQ_FEEDBACK_ACK, .resequence = true, .max_rtx = 4 };
@@ -1031,6 +1086,10 @@ int main(void)
 	run_table("ack_loss_later_ack", &ACK, ack_loss_later_ack);
 	run_table("ack_no_double_rtx", &ACK, ack_no_double_rtx);
 	run_table("ack_loss_timer", &ACK, ack_loss_timer);
+	run_table("ack_spike_per_frame_timer", &ACK, ack_spike_per_frame_timer);
+	run_table("ack_spike_timer_restart", &ACK_RESTART, ack_spike_timer_restart);
+	run_table("ack_tail_timer_restart", &ACK_RESTART, ack_tail_timer_restart);
+	run_table("ack_loss_later_ack_restart", &ACK_RESTART, ack_loss_later_ack);
 	run_table("ack_lost_ack", &ACK, ack_lost_ack);
 	run_table("ack_give_up", &ACK_N2, ack_give_up);
 	run_table("ack_dup_corrupt", &ACK, ack_dup_corrupt);
