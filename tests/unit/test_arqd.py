@@ -123,17 +123,26 @@ def test_arq_component_is_registered_and_validates(built: None) -> None:
     assert "arq" in components.known_kinds()
     (component,) = load_scheme("arq").instantiate()
     assert isinstance(component, plugin.Arq)
-    assert component.options == {"feedback": "ack", "delivery": "immediate", "ack_delay": "10ms"}
+    assert component.options == {
+        "feedback": "ack",
+        "delivery": "immediate",
+        "ack_delay": "10ms",
+        "timer_restart": "true",
+    }
     kinds = sorted(c.kind for c in load_scheme("arq+ddack").instantiate())
     assert kinds == ["arq", "tcp_ddack"]
     ddack = next(c for c in load_scheme("arq+ddack").instantiate() if c.kind == "tcp_ddack")
     assert ddack.config == {"delay": "80ms", "threshold": 2}
     assert load_scheme("arq-reseq").instantiate()[0].options["delivery"] == "resequence"  # type: ignore[attr-defined]
-    # the shipped schemes carry acks in data frames; the paper's per-frame acks stay reachable
-    for name, ack_delay in (("arq+ddack", "10ms"), ("arq-reseq", "10ms"), ("arq-eval/vaidya", "0ms"),
-                            ("arq-eval/vaidya-ddack", "0ms")):  # fmt: skip
+    # the shipped schemes carry acks in data frames and restart the link timer on acks; the
+    # paper's per-frame acks and per-frame timers stay reachable
+    for name, ack_delay, restart in (("arq+ddack", "10ms", True), ("arq-reseq", "10ms", True),
+                                     ("arq-eval/vaidya", "0ms", False),
+                                     ("arq-eval/vaidya-ddack", "0ms", False),
+                                     ("arq-eval/per-frame-timer", "10ms", False)):  # fmt: skip
         link = next(c for c in load_scheme(name).instantiate() if c.kind == "arq")
         assert link.options["ack_delay"] == ack_delay, name  # type: ignore[attr-defined]
+        assert link.options.get("timer_restart", "false") == str(restart).lower(), name  # type: ignore[attr-defined]
     assert_scheme_rejects(
         "link",
         "arq",
