@@ -101,7 +101,12 @@ def test_concurrent_flows_each_with_its_own_congestion_control() -> None:
     assert end - start >= flowstats.MIN_TOGETHER * duration_s, record["window_s"]
     goodputs = [f["window_goodput_mbps"] for f in flows]
     assert all(g > 0 for g in goodputs)
-    assert 1.6 <= sum(goodputs) <= RATE_BPS / 1e6 * 1.02, goodputs  # together they fill the 2 Mbit/s link
+    # Together they fill the 2 Mbit/s link.  Not to within 2 %: each flow's share of the window
+    # is cut from its iperf3 server's intervals by its own start, seen by polling the receiver's
+    # sockets (a poll is 0.1-0.3 s under emulation), while the server's intervals count from its
+    # own test start; flows whose rates swing are then sampled over spans up to a few tenths of a
+    # second apart (seen in CI: 2.06 Mbit/s).  10 % still catches a flow counted twice.
+    assert 1.6 <= sum(goodputs) <= RATE_BPS / 1e6 * 1.1, goodputs
     assert record["sysctls"]["s"]["net.ipv4.tcp_congestion_control"] == "cubic"  # S's default: the mix's first
 
 
