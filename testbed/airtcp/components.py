@@ -51,6 +51,11 @@ class Component(ABC):
         """Counters after the transfer, recorded in the result file."""
         return {}
 
+    def processes(self) -> dict[str, int]:
+        """The daemons this component runs, by name: their process group ids,
+        whose CPU time the run records (cpuload)."""
+        return {}
+
     def describe(self) -> dict[str, object]:
         return {"kind": self.kind, "place": self.place, "config": self.config}
 

@@ -105,6 +105,11 @@ class Background:
     def running(self) -> bool:
         return self.popen.poll() is None
 
+    @property
+    def pid(self) -> int:
+        """Also its process group id: each is started in a session of its own."""
+        return self.popen.pid
+
     def wait(self, timeout: float) -> int:
         """Wait for exit and collect output; raise CommandError on timeout."""
         if self.popen.stdin is not None and not self.popen.stdin.closed:

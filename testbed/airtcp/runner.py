@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import re
 import shutil
 import signal
@@ -27,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import clamp, flowstats, iperf, kmod, metadata, recovery, result, rttprobe, ss
+from . import clamp, cpuload, flowstats, iperf, kmod, metadata, recovery, result, rttprobe, ss
 from .components import Component
 from .dynamics import Dynamics
 from .errors import AirtcpError, CommandError, ConfigError
@@ -229,6 +230,7 @@ class _Run:
         self.capture_file: Path | None = None
         self.rtt_probe: Background | None = None
         self.dynamics: Dynamics | None = None
+        self.cpu_span: list[cpuload.Snapshot] = []  # at the start and the end of the transfer
 
     def switch_on(self, scheme: Scheme, sender: Sender) -> None:
         """The sender's TCP settings, then the scheme's components."""
@@ -274,6 +276,9 @@ class _Run:
             self.dynamics.start()
             _sleep_until(t0)
 
+    def _daemons(self) -> dict[str, int]:
+        return {name: pgid for c in self.components for name, pgid in c.processes().items()}
+
     def start_traffic(self) -> None:
         """Every participant's clients, one right after the other (one process start apart), and the RTT probe."""
         if self.exp.rtt_probe_s > 0:
@@ -282,6 +287,7 @@ class _Run:
                 rttprobe.argv(address, self.exp.rtt_probe_s, self.duration_s), name="rtt probe"
             )
             self.cleanup.callback(self.rtt_probe.stop)
+        self.cpu_span = [cpuload.snapshot(self._daemons())]
         t0 = time.monotonic()
         for participant in self.participants:
             if participant.key is not None:
@@ -293,6 +299,7 @@ class _Run:
         deadline = time.monotonic() + self.duration_s + grace
         for participant in self.participants:
             participant.finish(deadline)
+        self.cpu_span.append(cpuload.snapshot(self._daemons()))
         for participant in self.participants:
             participant.stop()
         if self.sampler is not None:
@@ -322,6 +329,9 @@ class _Run:
         if samples is not None:
             record.setdefault("raw", {})["ss"] = samples
         record["components"] = {c.kind: c.stats() for c in self.components}
+        if len(self.cpu_span) == 2:
+            before, after = self.cpu_span
+            record["cpu"] = cpuload.usage(before, after, cpuload.ticks_per_second(), os.cpu_count() or 1)
         if self.topo.wifi is not None:
             record["wifi"] = self.topo.wifi.stats()  # the medium's counters: frames, attempts, losses
         record["nstat"] = _nstat(self.topo)
@@ -378,7 +388,11 @@ def capture_path(out: Path, step: int, *labels: str) -> Path:
 
 
 def run_summary(record: Mapping[str, Any], workload: Workload, beside: Sequence[str] = ()) -> str:
-    """What one run measured, in one progress line."""
+    """What one run measured, in one progress line, and how busy the CPUs were."""
+    return _measured(record, workload, beside) + cpuload.summary(record.get("cpu"))
+
+
+def _measured(record: Mapping[str, Any], workload: Workload, beside: Sequence[str]) -> str:
     if workload.kind == "short":
         flows = record["short_flows"]["flows"]
         parts = []

@@ -202,6 +202,10 @@ def test_progress_lines_per_workload() -> None:
     )
     bulk = {"transfer": {"goodput_mbps": 1.5, "retransmits": 3, "mean_rtt_ms": 90.0}}
     assert run_summary(bulk, load_workload("bulk")) == "1.500 Mbit/s, 3 retransmissions, mean RTT 90.0 ms"
+    cpu = {"machine_busy": 0.934, "processes": {"arqd (bs)": 0.412, "arqd (wh)": None}}
+    assert run_summary({**bulk, "cpu": cpu}, load_workload("bulk")) == (
+        "1.500 Mbit/s, 3 retransmissions, mean RTT 90.0 ms; CPUs 93% busy, arqd (bs) 41%"
+    )
 
 
 @pytest.mark.parametrize(

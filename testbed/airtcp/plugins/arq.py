@@ -256,6 +256,9 @@ class Arq(components.Component):
             doc[role]["tun_device"] = tun_counters(out)  # type: ignore[index]
         return doc
 
+    def processes(self) -> dict[str, int]:
+        return {f"arqd ({role})": proc.pid for role, proc in self.procs.items()}
+
     def stop(self) -> None:
         for role, proc in self.procs.items():
             proc.stop()  # SIGTERM: arqd deletes its rules and its TUN device (and so the routes)

@@ -128,6 +128,9 @@ class Pepd(components.Component):
             return {"error": f"pepd stats: {exc}"}
         return doc if isinstance(doc, dict) else {"error": "pepd stats: not a JSON object"}
 
+    def processes(self) -> dict[str, int]:
+        return {} if self.proc is None else {"pepd": self.proc.pid}
+
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.stop()  # SIGTERM: pepd removes its rules and exits
