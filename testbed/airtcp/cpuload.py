@@ -119,13 +119,31 @@ def usage(before: Snapshot, after: Snapshot, ticks_per_s: float, cpus: int) -> d
     }
 
 
+def machine_busy(cpu: object) -> float | None:
+    """A run's ``cpu.machine_busy``, or None (not recorded, or not readable)."""
+    value = cpu.get("machine_busy") if isinstance(cpu, Mapping) else None
+    return float(value) if isinstance(value, int | float) else None
+
+
+def daemons_share(cpu: object) -> float | None:
+    """The run's daemons' CPU shares summed (of one CPU); None without a daemon or with one unreadable."""
+    processes = cpu.get("processes") if isinstance(cpu, Mapping) else None
+    if not isinstance(processes, Mapping) or not processes:
+        return None
+    shares = list(processes.values())
+    if not all(isinstance(share, int | float) for share in shares):
+        return None
+    return float(sum(shares))
+
+
 def summary(cpu: object) -> str:
     """``; CPUs 93% busy, pepd 41%`` for a progress line; empty without figures."""
-    if not isinstance(cpu, Mapping) or cpu.get("machine_busy") is None:
+    busy = machine_busy(cpu)
+    if busy is None or not isinstance(cpu, Mapping):
         return ""
     processes = cpu.get("processes") or {}
     daemons = "".join(f", {name} {share:.0%}" for name, share in processes.items() if share is not None)
-    return f"; CPUs {cpu['machine_busy']:.0%} busy{daemons}"
+    return f"; CPUs {busy:.0%} busy{daemons}"
 
 
 def ticks_per_second() -> float:

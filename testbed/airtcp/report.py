@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import flowstats, rttprobe, verdict
+from . import cpuload, flowstats, rttprobe, verdict
 from .errors import ConfigError
 from .recovery import MANY_HOLES, quantile
 from .stats import Summary, summarize
@@ -41,6 +41,8 @@ class CaseSummary:
     batch: str = ""  # the result file it came from, when several are merged
     wifi: WifiSummary | None = None  # the medium's counters, over a wifi link
     probe_rtt_ms: Summary | None = None  # transfer.rtt_probe: each run's median ping RTT (rttprobe.py)
+    cpu_busy: Summary | None = None  # share of all the machine's CPUs busy during the transfer (cpuload.py)
+    daemons_cpu: Summary | None = None  # the scheme's daemons' CPU time, summed, as a share of one CPU
 
 
 @dataclass
@@ -241,6 +243,8 @@ def summarize_case(case: Mapping[str, Any], batch: str = "") -> CaseSummary:
         batch=batch,
         wifi=summarize_wifi(runs),
         probe_rtt_ms=_summary([rttprobe.run_median(r) for r in runs]),
+        cpu_busy=_summary([cpuload.machine_busy(r.get("cpu")) for r in runs]),
+        daemons_cpu=_summary([cpuload.daemons_share(r.get("cpu")) for r in runs]),
     )
 
 
@@ -289,7 +293,14 @@ def _group_table(rows: Sequence[CaseSummary], baseline: str | None) -> list[list
     first = _baseline_row(rows, rows[0], baseline) if rows else None
     header = ["case", "runs", "goodput Mbit/s", "median CI", "vs " + (first.label if first else "-")]
     probed = any(row.probe_rtt_ms is not None for row in rows)  # a column only where an experiment probed
-    lines = [[*header, "retx", "RTT ms", *(["probe RTT ms"] if probed else []), "RTOs"]]
+    metered = any(row.cpu_busy is not None for row in rows)  # result files from before cpuload have none
+    daemons = any(row.daemons_cpu is not None for row in rows)
+    lines = [
+        [
+            *header, "retx", "RTT ms", *(["probe RTT ms"] if probed else []), "RTOs",
+            *(["CPUs busy %"] if metered else []), *(["daemons CPU %"] if daemons else []),
+        ]
+    ]  # fmt: skip
     digits = _goodput_digits(rows)
     for row in rows:
         base = _baseline_row(rows, row, baseline)
@@ -308,6 +319,8 @@ def _group_table(rows: Sequence[CaseSummary], baseline: str | None) -> list[list
                 _fmt(row.mean_rtt_ms, 1),
                 *([_fmt(row.probe_rtt_ms, 1)] if probed else []),
                 _fmt(row.timeouts, 0),
+                *([_pct(row.cpu_busy)] if metered else []),
+                *([_pct(row.daemons_cpu)] if daemons else []),
             ]
         )
     return lines
@@ -902,6 +915,10 @@ def csv_text(batch_list: Sequence[Batch]) -> str:
                 if row.probe_rtt_ms is not None:
                     emit(row, kind, "probe_rtt_ms", row.probe_rtt_ms)
                 emit(row, kind, "rtos", row.timeouts)
+                if row.cpu_busy is not None:
+                    emit(row, kind, "cpu_busy", row.cpu_busy)
+                if row.daemons_cpu is not None:
+                    emit(row, kind, "daemons_cpu", row.daemons_cpu)
                 if row.wifi is not None:
                     for way, counts in (("down", row.wifi.down), ("up", row.wifi.up)):
                         for name, value in vars(counts).items():

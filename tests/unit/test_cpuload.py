@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from airtcp import cpuload
+from airtcp import cpuload, report, result
 from airtcp.cpuload import MachineTicks, Snapshot
 from airtcp.proc import Background
+from tests.conftest import FIXTURES
 
 PROC_STAT = """cpu  100 5 50 800 40 3 2 0 7 0
 cpu0 50 2 25 400 20 1 1 0 3 0
@@ -120,3 +121,32 @@ def test_group_ticks_of_a_fake_proc(tmp_path: Path) -> None:
     (tmp_path / "self").mkdir()
     (tmp_path / "14").mkdir()  # exited between the listing and the read: no stat file
     assert cpuload.group_ticks({"pepd": 10, "absent": 99}, tmp_path) == {"pepd": 50, "absent": None}
+
+
+@pytest.mark.parametrize(
+    ("cpu", "busy", "daemons"),
+    [
+        ({"machine_busy": 0.5, "processes": {"arqd (bs)": 0.25, "arqd (wh)": 0.125}}, 0.5, 0.375),
+        ({"machine_busy": 0.5, "processes": {}}, 0.5, None),  # stock: no daemon
+        ({"machine_busy": None, "processes": {"pepd": None}}, None, None),  # neither readable
+        ({"machine_busy": 0.5, "processes": {"a": 0.25, "b": None}}, 0.5, None),  # a partial sum would mislead
+        (None, None, None),  # a result file from before the record
+        ({"machine_busy": "x"}, None, None),
+    ],
+)
+def test_run_figures(cpu: object, busy: float | None, daemons: float | None) -> None:
+    assert (cpuload.machine_busy(cpu), cpuload.daemons_share(cpu)) == (busy, daemons)
+
+
+def test_report_adds_the_columns_only_where_recorded() -> None:
+    doc = result.load(FIXTURES / "result-v1.json")
+    assert "CPUs busy" not in report.table(doc)
+    for run, busy in zip(doc["cases"][0]["runs"], (0.4, 0.6), strict=False):
+        run["cpu"] = {"wall_s": 20.0, "cpus": 2, "machine_busy": busy, "processes": {"pepd": busy / 2}}
+    lines = report.table(doc).splitlines()
+    assert "CPUs busy %" in lines[0] and "daemons CPU %" in lines[0]
+    metered = next(line for line in lines if line.startswith("stock/cubic "))
+    assert metered.split()[-2:] == ["50.0", "25.0"]
+    other = next(line for line in lines[1:] if not line.startswith("stock/cubic ") and "/" in line.split()[0])
+    assert other.split()[-2:] == ["-", "-"]
+    assert "cpu_busy" in report.csv_text(report.batches([""], [doc]))
