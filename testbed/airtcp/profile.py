@@ -191,6 +191,12 @@ class Direction:
         """MTU-sized packets in flight on the propagation delay alone."""
         return self.rate_bps * self.delay_s / (8 * (MTU_BYTES + self.overhead_bytes))
 
+    def queue_packets(self) -> int:
+        """The queue in front of the link, without the packets netem's limit counts on its delay line."""
+        if self.scheduler == "fq_codel":
+            return self.limit_packets
+        return max(1, self.limit_packets - math.ceil(self.pipe_packets()))
+
     def to_json(self) -> dict[str, object]:
         return {
             "rate_bps": self.rate_bps,
@@ -578,7 +584,7 @@ def _override(where: str, base: Direction, overrides: Mapping[str, object], name
         "delay": f"{base.delay_s * 1e6:.0f}us",
         "jitter": f"{base.jitter_s * 1e6:.0f}us",
         "distribution": base.distribution,
-        "queue": max(1, base.limit_packets - math.ceil(base.pipe_packets())),
+        "queue": base.queue_packets(),
     }
     if base.packet_size is not None:
         values["packet_size"] = base.packet_size

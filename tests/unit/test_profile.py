@@ -245,6 +245,25 @@ def test_schedule_events_carry_the_full_state() -> None:
     assert profile.events(8.0) == events[:2]  # only what happens within the run
 
 
+@pytest.mark.parametrize(
+    ("scheduler", "limit"),
+    [
+        ("fifo", 40 + 9),  # netem's limit counts the delay line: 2 Mbit/s x 50 ms = 8.3 MTU packets
+        ("fq_codel", 40),  # fq_codel sits behind the delay line: its limit is the queue
+    ],
+)
+def test_the_queue_without_the_delay_line(scheduler: str, limit: int) -> None:
+    direction = parse_profile("p", _with(rate="2mbit", delay="50ms", queue=40, scheduler=scheduler), "p.toml")
+    down = direction.links["wireless"].down
+    assert (down.limit_packets, down.queue_packets()) == (limit, 40)
+
+
+def test_the_queue_survives_a_scheduled_change() -> None:
+    spec = _with(rate="2mbit", delay="50ms", queue=40, schedule=[{"at": "5s", "delay": "100ms"}])
+    later = [e.state for _, e in parse_profile("p", spec, "p.toml").events(20.0) if e.direction == "down"]
+    assert [(d.delay_s, d.limit_packets, d.queue_packets()) for d in later] == [(0.1, 40 + 17, 40)]
+
+
 def test_delay_variation_is_seeded_and_bounded() -> None:
     profile = load_profile("zeng-delay-variation")
     events = profile.events(10.0)

@@ -122,6 +122,30 @@ def test_arqd_paces_at_netems_rate_and_leaves_a_radio_alone() -> None:
     assert arq.pacing(wifi, "down") == arq.pacing(wifi, "up") == {}
 
 
+@pytest.mark.parametrize(
+    ("profile", "options", "window"),
+    [
+        # 2 Mbit/s, 20 ms each way, 10 ms ack delay: 8 frames a link round trip, + 40 queued - 16 in the TUN device
+        ("uniform-2m-20ms-3pct", {"ack_delay": "10ms"}, 32),
+        ("uniform-2m-20ms-3pct", {}, 32),  # 7 + 24 < arqd's default 32: kept
+        # 10 Mbit/s: 1e7 x 50 ms / (1534 x 8 bits) = 40.7 frames in flight
+        ("uniform-10m-20ms-1pct", {"ack_delay": "10ms"}, 41 + 40 - 16),
+        ("uniform-10m-20ms-1pct", {"ack_delay": "10ms", "tun_queue": "2"}, 41 + 40 - 2),
+        ("uniform-10m-20ms-1pct", {}, 33 + 40 - 16),  # 40 ms without an ack delay
+        # status feedback: the status interval is the feedback delay (1e7 x 140 ms / 12272 = 114)
+        ("uniform-10m-20ms-1pct", {"feedback": "status", "status_interval": "100ms"}, 114 + 40 - 16),
+    ],
+)
+def test_arqd_window_covers_the_link_round_trip_and_the_profiles_queue(
+    profile: str, options: dict[str, str], window: int
+) -> None:
+    assert arq.link_window(load_profile(profile, [], "test"), "down", options) == {"window": str(window)}
+
+
+def test_arqd_window_is_left_to_arqd_on_a_radio() -> None:
+    assert arq.link_window(load_profile("wifi-g-edge-10pct", [], "test"), "down", {}) == {}
+
+
 def test_arqd_refuses_a_bridged_access_point_before_anything_runs() -> None:
     bridged = [("links.wireless.wifi.ap_mode", "bridged")]
     assert arq.profile_problem(load_profile("wifi-g-clean", bridged, "test")) == arq.BRIDGED_PROBLEM

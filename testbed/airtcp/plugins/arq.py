@@ -23,7 +23,9 @@ frames, and the profile's loss hits data frames and link acks alike.
 On a netem link each arqd paces its frames at the profile's rate for its
 direction (``link_rate``, unless the scheme sets it), since netem's queue
 would otherwise hold them in a FIFO where link acks and retransmissions
-cannot overtake new data.  On a wifi link it does not: the radio's rate
+cannot overtake new data, and its window covers the link's round trip
+and feedback delay plus the profile's queue (``window``, unless the
+scheme sets it; ``link_window``).  On a wifi link it does neither: the radio's rate
 varies with rate control, and mac80211 holds each frame's socket memory
 until the radio reports its transmission, so ``link_queue`` pushes back
 as on a real card (Documentation/arq.rst, Limits: what the deploy guide
@@ -60,6 +62,7 @@ from ..errors import AirtcpError, ConfigError
 from ..paths import PEPD_DIR
 from ..proc import Background, poll_until, run
 from ..service import Deployment, UnitCommands, config_text, unit_commands
+from ..units import parse_duration
 
 if TYPE_CHECKING:
     from ..netns import Netns
@@ -73,6 +76,7 @@ DOC = "Documentation/arq.rst"
 # veth's MTU grows by this much (arq_frame.h, ARQ_HDR_LEN + ARQ_ACK_FIELD_LEN).
 FRAME_HEADER = 16 + 4
 PATH_MTU = 1500
+ETHERNET_HEADER = 14
 SCHEMA = load_schema("arqd", DOC)
 # Keys the testbed sets itself: a scheme cannot move arqd off the wireless hop.
 OWNED_KEYS = ("link", "tun", "peer_mac", "routes", "table", "rule_priority", "control_socket")
@@ -126,6 +130,35 @@ def pacing(profile: Profile, direction: str) -> dict[str, str]:
         return {}
     spec = link.direction(direction)
     return {"link_rate": f"{spec.rate_bps}bit", "link_overhead": str(spec.overhead_bytes)}
+
+
+def link_window(profile: Profile, direction: str, options: Mapping[str, str]) -> dict[str, str]:
+    """arqd's ``window`` for one direction of a netem link (pure, unit-tested).
+
+    What Documentation/arq.rst, "Sizing", tells an operator: the window
+    covers the frames in flight over a link round trip and the feedback
+    delay, and what it holds beyond that is a queue in front of the link,
+    as the TUN device's is.  So: those frames plus the profile's queue
+    less the TUN queue, the buffering the emulated radio gives stock TCP.
+    Never below arqd's default (every slow hop of the papers keeps it),
+    nothing on a wifi link (no netem delay line to cover; mac80211 pushes
+    back).
+    """
+    link = profile.links["wireless"]
+    if link.wifi is not None:
+        return {}
+    there, back = link.direction(direction), link.direction("up" if direction == "down" else "down")
+    feedback_key = "status_interval" if options.get("feedback", _default("feedback")) == "status" else "ack_delay"
+    feedback_s = parse_duration(DOC, feedback_key, options.get(feedback_key, _default(feedback_key)))
+    frame_bits = 8 * (PATH_MTU + FRAME_HEADER + ETHERNET_HEADER + there.overhead_bytes)
+    in_flight = round(there.rate_bps * (there.delay_s + back.delay_s + feedback_s) / frame_bits)
+    tun_queue = int(options.get("tun_queue", _default("tun_queue")))
+    window = max(int(_default("window")), in_flight + there.queue_packets() - tun_queue)
+    return {"window": str(window)}
+
+
+def _default(key: str) -> str:
+    return SCHEMA.keys[key].default
 
 
 def _host_prefixes(end: Endpoint) -> list[str]:
@@ -217,8 +250,12 @@ class Arq(components.Component):
                 "routes": ",".join(routes[role]),
                 "control_socket": self.socks[role],
             }
-            # The testbed's pacing and TUN MTU first: a scheme's own wins.
-            defaults = {"tun_mtu": str(PATH_MTU), **pacing(topo.profile, direction)}
+            # The testbed's pacing, window and TUN MTU first: a scheme's own wins.
+            defaults = {
+                "tun_mtu": str(PATH_MTU),
+                **pacing(topo.profile, direction),
+                **link_window(topo.profile, direction, self.options),
+            }
             options = {**owned, **defaults, **self.options}
             conf.write_text(config_text(options, f"written by the testbed for {self.where} ({role})"))
             for argv in unit.start_pre:  # arqd check -c FILE --link IFACE
