@@ -134,6 +134,7 @@ def test_arqd_paces_at_netems_rate_and_leaves_a_radio_alone() -> None:
         ("uniform-10m-20ms-1pct", {}, 33 + 40 - 16),  # 40 ms without an ack delay
         # status feedback: the status interval is the feedback delay (1e7 x 140 ms / 12272 = 114)
         ("uniform-10m-20ms-1pct", {"feedback": "status", "status_interval": "100ms"}, 114 + 40 - 16),
+        ("uniform-10m-20ms-1pct", {"ack_delay": "10ms", "rx_window": "48"}, 48),  # arqd's bound
     ],
 )
 def test_arqd_window_covers_the_link_round_trip_and_the_profiles_queue(

@@ -140,8 +140,8 @@ def link_window(profile: Profile, direction: str, options: Mapping[str, str]) ->
     delay, and what it holds beyond that is a queue in front of the link,
     as the TUN device's is.  So: those frames plus the profile's queue
     less the TUN queue, the buffering the emulated radio gives stock TCP.
-    Never below arqd's default (every slow hop of the papers keeps it),
-    nothing on a wifi link (no netem delay line to cover; mac80211 pushes
+    Never below arqd's default (every slow hop of the papers keeps it) nor
+    above the receive window, nothing on a wifi link (no netem delay line to cover; mac80211 pushes
     back).
     """
     link = profile.links["wireless"]
@@ -154,7 +154,8 @@ def link_window(profile: Profile, direction: str, options: Mapping[str, str]) ->
     in_flight = round(there.rate_bps * (there.delay_s + back.delay_s + feedback_s) / frame_bits)
     tun_queue = int(options.get("tun_queue", _default("tun_queue")))
     window = max(int(_default("window")), in_flight + there.queue_packets() - tun_queue)
-    return {"window": str(window)}
+    # arqd refuses a window above the receive window (duplicates must stay recognisable)
+    return {"window": str(min(window, int(options.get("rx_window", _default("rx_window")))))}
 
 
 def _default(key: str) -> str:
