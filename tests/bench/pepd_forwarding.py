@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from airtcp import cpuload
 from airtcp.daemons import query
 from airtcp.netns import Netns, ip_batch_root
 from airtcp.paths import PEPD_DIR
@@ -185,16 +186,16 @@ class Path3:
 
 def machine_busy_s() -> float:
     """Seconds the whole machine's CPUs were busy since boot (all CPUs added up)."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
-    idle = fields[3] + fields[4]  # idle, iowait
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+    ticks = cpuload.machine_ticks(Path("/proc/stat").read_text())
+    assert ticks is not None, "/proc/stat has no aggregate cpu line"
+    return ticks.busy / cpuload.ticks_per_second()
 
 
 def proc_cpu_s(pid: int) -> float:
     """User and system time of a process, all its threads, in seconds."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    parsed = cpuload.process_ticks(Path(f"/proc/{pid}/stat").read_text())
+    assert parsed is not None, f"/proc/{pid}/stat unreadable"
+    return parsed[1] / cpuload.ticks_per_second()
 
 
 def proc_rss_bytes(pid: int) -> int:

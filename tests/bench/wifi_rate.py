@@ -19,6 +19,7 @@ import statistics
 import time
 from pathlib import Path
 
+from airtcp import cpuload
 from airtcp.profile import Profile, parse_profile
 from airtcp.topology import Topology
 
@@ -39,9 +40,9 @@ def profile(name: str, wireless: dict[str, object]) -> Profile:
 
 def cpu_busy() -> tuple[float, float]:
     """(busy, total) jiffies of all CPUs from /proc/stat."""
-    fields = [float(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + fields[4]
-    return sum(fields) - idle, sum(fields)
+    ticks = cpuload.machine_ticks(Path("/proc/stat").read_text())
+    assert ticks is not None, "/proc/stat has no aggregate cpu line"
+    return ticks.busy, ticks.total
 
 
 def medium_numbers(topo: Topology) -> tuple[float, float]:
