@@ -158,6 +158,13 @@ static const struct cfg_key keys[] = {
 		  "allows on purpose (and not counted as congestion by aqm_target); 200 kept the sender going "
 		  "through repairs before repair_window_updates, which makes a smaller one enough; 120 cost 7-9 % "
 		  "of the goodput on a 2 Mbit/s hop, for less RTT (Documentation/eval/pepd.rst)" },
+	{ .name = "window_clamp_min_queue", .type = CFG_DURATION, F(window_clamp_min_queue_ns), .min = 0,
+	  .max = 1 * S_, .def = "25ms",
+	  .help = "snoop: the least queue the window clamp allows beyond one BDP, as time at the hop's delivery "
+		  "rate: on a short path window_clamp_percent's share of the BDP is a few milliseconds, less than "
+		  "the jitter of the hop's deliveries and of the ACKs, and the link idles (an 802.11b hop behind a "
+		  "20 ms path: 150 % allowed about 12 ms and cost 1-3 % of the goodput); where that share is "
+		  "longer it stands; 0ms: window_clamp_percent alone" },
 	{ .name = "repair_window_updates", .type = CFG_BOOL, F(repair_window_updates), .def = "true",
 	  .help = "snoop: while this box repairs a hole, pass the wireless host's duplicate ACKs on to the "
 		  "sender as window updates (SACK blanked) that open the clamped window by what arrived above "

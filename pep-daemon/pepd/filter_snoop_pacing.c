@@ -14,7 +14,11 @@
  * two round trips (the old 200 %, BBR's cwnd gain) to get through a
  * repair.  The excess over one BDP absorbs the estimate's errors and ACK
  * compression.  The right edge never moves back (RFC 9293 3.8.6).  The
- * queue this allows is not congestion: aqm_target counts above it.
+ * queue this allows is not congestion: aqm_target counts above it.  On a
+ * short path that excess is a few milliseconds, less than the jitter of
+ * the hop's deliveries and of the ACKs (a MAC's retries and aggregation),
+ * and the link idles: the excess is at least window_clamp_min_queue at the
+ * hop's rate.
  * The congestion signals are then for what the clamp cannot see (other
  * traffic, a slower channel, a window that is not scaled as expected).
  * The egress queue's limit counts packets, the clamp bytes: with small
@@ -131,17 +135,36 @@ uint64_t snoop_mss(const struct flow *f)
 	return f->conn.max_payload ? f->conn.max_payload : 1448;
 }
 
+/*
+ * The queue the clamp allows beyond one BDP, as time: window_clamp_percent's
+ * share of the path's minimum round trip, never less than
+ * window_clamp_min_queue; 0 while the path is unknown.
+ */
+uint64_t snoop_clamp_queue_ns(const struct snoop_state *s, const struct pep_config *cfg)
+{
+	uint64_t share = snoop_path_min_rtt(s) * (cfg->window_clamp_percent - 100) / 100;
+
+	if (!snoop_path_min_rtt(s))
+		return 0;
+	return share > cfg->window_clamp_min_queue_ns ? share : cfg->window_clamp_min_queue_ns;
+}
+
 /* The window the sender may have in flight, bytes; 0 while nothing is known. */
 uint64_t snoop_clamp_bytes(const struct flow *f, const struct pep_config *cfg)
 {
 	const struct snoop_state *s = &f->st.snoop;
-	uint64_t mss = snoop_mss(f), bytes, bdp = 0;
+	uint64_t mss = snoop_mss(f), bytes = 0, bdp = 0;
 
 	if (!cfg->window_clamp)
 		return 0;
-	if (s->rate_n >= 2 && snoop_path_min_rtt(s))
-		bdp = snoop_max_rate(s) * snoop_path_min_rtt(s) / 1000000000ULL;
-	bytes = bdp * cfg->window_clamp_percent / 100;
+	if (s->rate_n >= 2 && snoop_path_min_rtt(s)) {
+		uint64_t rate = snoop_max_rate(s);
+
+		bdp = rate * snoop_path_min_rtt(s) / 1000000000ULL;
+		bytes = bdp * cfg->window_clamp_percent / 100;
+		if (bdp && bytes < bdp + rate * snoop_clamp_queue_ns(s, cfg) / 1000000000ULL)
+			bytes = bdp + rate * snoop_clamp_queue_ns(s, cfg) / 1000000000ULL;
+	}
 	if (s->queue_cap) {
 		/*
 		 * The refusal measured the hop; the sender's window also
