@@ -92,19 +92,29 @@ uint64_t snoop_rto(const struct snoop_state *s, const struct pep_config *cfg)
 	return rto;
 }
 
-static void rtt_sample(struct flow *f, uint64_t r, const struct pep_ctx *ctx)
+/*
+ * A minimum older than SNOOP_MIN_RTT_WINDOW_NS gives way to a higher sample
+ * only if that sample's segment left with the hop clear of the flow's own
+ * queue (clear).  Taking any sample let the standing queue the window
+ * clamp allows become the minimum, the clamp grow by it, the queue with
+ * it, and so on every window: on an 802.11b hop of 4.5 ms a CUBIC flow's
+ * minimum reached 38-43 ms in 20 s (72-82 ms with the clamp at 200 %).
+ */
+static void rtt_sample(struct flow *f, uint64_t r, bool clear, const struct pep_ctx *ctx)
 {
 	struct snoop_state *s = &f->st.snoop;
-	uint64_t err, now = ctx->now, hop_min;
+	uint64_t err, now = ctx->now, hop_min, window = clear ? SNOOP_MIN_RTT_WINDOW_NS : UINT64_MAX;
 
 	s->last_rtt_ns = r;
-	if (!s->min_rtt_ns || r <= s->min_rtt_ns || now - s->min_rtt_stamp > SNOOP_MIN_RTT_WINDOW_NS) {
+	if (!s->min_rtt_ns || r <= s->min_rtt_ns || now - s->min_rtt_stamp > window) {
+		if (s->min_rtt_ns && r > s->min_rtt_ns)
+			COUNT(ctx, f, min_rtt_renewed, 1);
 		s->min_rtt_ns = r;
 		s->min_rtt_stamp = now;
 	}
 	if (ctx->cfg->share_hop_rtt && ctx->hops) {
 		/* the hop's minimum, as every flow to this wireless host saw it (hop.h) */
-		hop_min = hop_rtt_sample(ctx->hops, f->key.family, f->key.wh, r, now, SNOOP_MIN_RTT_WINDOW_NS);
+		hop_min = hop_rtt_sample(ctx->hops, f->key.family, f->key.wh, r, now, window);
 		if (hop_min && hop_min < s->min_rtt_ns) {
 			s->min_rtt_ns = hop_min;
 			COUNT(ctx, f, min_rtt_from_hop, 1);
@@ -554,6 +564,13 @@ static void on_data(struct flow *f, const struct pkt *p, const struct pep_ctx *c
 		COUNT(ctx, f, congestion_signals, 1);
 		return;
 	}
+	if (!sender_rtx && s->ack_seen &&
+	    (uint64_t)(uint32_t)(s->snd_max - s->last_ack) + p->payload_len <= 3 * snoop_mss(f)) {
+		if (!s->clear_valid)
+			s->clear_start = p->seq;
+		s->clear_valid = true;
+		s->clear_end = end;
+	}
 	slice = slice_payload(f, p, ctx);
 	if (p->payload_len <= slice) {
 		all = cache_segment(f, p, ctx, p->seq, end, NULL, p->len, &inserted, &full) != NULL;
@@ -633,7 +650,11 @@ static void on_new_ack(const struct snoop_policy *pol, struct flow *f, const str
 	}
 	if (sample && sample->local_rtx == 0 && !(sample->flags & (SEG_SENDER_RTX | SEG_UNSENT_TX)) &&
 	    ctx->now >= sample->last_tx_ns)
-		rtt_sample(f, ctx->now - sample->last_tx_ns, ctx);
+		rtt_sample(f, ctx->now - sample->last_tx_ns,
+			   s->clear_valid && seq_geq(sample->seq, s->clear_start) && seq_leq(sample->end, s->clear_end),
+			   ctx);
+	if (s->clear_valid && seq_geq(p->ack, s->clear_end))
+		s->clear_valid = false;
 	segq_ack(&f->cache, ctx->budget, p->ack);
 	snoop_count_delivered(s, p->ack - s->last_ack, reported, seq_geq(p->ack, s->snd_max));
 	snoop_rate_update(s, ctx->now);

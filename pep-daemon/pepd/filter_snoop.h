@@ -62,7 +62,7 @@ void loss_estimator_update(struct loss_estimator *e, bool lost, uint32_t window,
 
 #define NS_PER_MS 1000000ULL
 #define NS_PER_S 1000000000ULL
-#define SNOOP_MIN_RTT_WINDOW_NS (10 * NS_PER_S)	/* a minimum older than this is forgotten */
+#define SNOOP_MIN_RTT_WINDOW_NS (10 * NS_PER_S)	/* an older minimum may be renewed (rtt_sample) */
 
 /* Does this flow use the receiver's SACK blocks? */
 static inline bool snoop_sack_mode(const struct flow *f, const struct pep_ctx *ctx)

@@ -51,6 +51,8 @@ struct snoop_state {
 	uint64_t last_rtt_ns;	/* latest RTT sample of the hop, queueing included */
 	uint64_t min_rtt_ns;	/* its minimum: the hop without a queue */
 	uint64_t min_rtt_stamp;
+	bool clear_valid;	/* [clear_start, clear_end) left with at most two of the flow's segments */
+	uint32_t clear_start, clear_end;	/* ... on the hop: their round trips are the hop's without its queue */
 	uint64_t above_since;	/* queueing delay above aqm_target since (0: below) */
 	uint64_t signal_ns;	/* last congestion signal */
 	uint32_t signal_seq;	/* the segment dropped as the signal */

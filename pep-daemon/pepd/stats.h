@@ -44,6 +44,7 @@
 	X(sender_rtx_dropped, "sender retransmissions of segments being repaired here, dropped")                \
 	X(dsacks_sent, "D-SACK ACKs telling the sender a retransmission dropped here was spurious")          \
 	X(dsacks_kept, "the receiver's D-SACK blocks for duplicates of repairs made here, kept from the sender") \
+	X(min_rtt_renewed, "expired minimum RTTs replaced by a higher sample of a segment sent to a hop clear of the flow's queue") \
 	X(min_rtt_from_hop, "RTT samples after which a flow took its wireless host's lower minimum (share_hop_rtt)") \
 	X(congestion_signals, "segments dropped on purpose as a congestion signal (aqm_target)")                  \
 	X(queue_drops, "segments this box's own egress queue refused (congestion): left to the sender")             \

@@ -1295,9 +1295,54 @@ static void shared_hop_minimum(void)
 	}
 }
 
+/*
+ * The minimum RTT's renewal, a table: 5 ms learned at the start; at t_ms
+ * `burst` segments leave back to back and their ACK comes r_ms later.  An
+ * expired minimum gives way to a higher sample only from a segment that
+ * left with at most two of the flow's on the hop: behind the flow's own
+ * queue (which the clamp allows) it is kept, or the queue becomes the
+ * minimum.  A lower sample is taken whatever it waited behind.
+ */
+static void min_rtt_renewal(void)
+{
+	static const struct {
+		const char *name;
+		uint32_t t_ms, burst, r_ms;
+		uint64_t expect_ms, renewed;
+	} cases[] = {
+		{ "expired, the hop clear: renewed", 11000, 1, 15, 15, 1 },
+		{ "expired, a pair (one ACK for two): renewed", 11000, 2, 15, 15, 1 },
+		{ "expired, behind nine of the flow's: kept", 11000, 10, 15, 5, 0 },
+		{ "not expired, the hop clear: kept", 5000, 1, 15, 5, 0 },
+		{ "lower, behind nine: taken", 11000, 10, 3, 3, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct step steps[16] = { D(0, 0), A(5, 1000, FWD, "") };
+		struct harness h;
+		uint32_t k, n = 2;
+
+		for (k = 0; k < cases[i].burst; k++)
+			steps[n++] = (struct step)D(cases[i].t_ms, 1000 + k * 1000);
+		steps[n++] = (struct step)A(cases[i].t_ms + cases[i].r_ms, 1000 + cases[i].burst * 1000, FWD, "");
+		steps[n] = (struct step)END_;
+		h_init(&h, &filter_snoop, 4, true, 1000000);
+		h_handshake(&h);
+		h_run(&h, cases[i].name, steps);
+		CHECK(h.flow->st.snoop.min_rtt_ns == cases[i].expect_ms * NS_PER_MS &&
+		      h.flow->cnt.min_rtt_renewed == cases[i].renewed,
+		      "min RTT renewal, %s: %.1f ms (expected %llu), min_rtt_renewed %llu (expected %llu)",
+		      cases[i].name, (double)h.flow->st.snoop.min_rtt_ns / 1e6, (unsigned long long)cases[i].expect_ms,
+		      (unsigned long long)h.flow->cnt.min_rtt_renewed, (unsigned long long)cases[i].renewed);
+		h_free(&h);
+	}
+}
+
 int main(void)
 {
 	clamp_from_path_state();
+	min_rtt_renewal();
 	shared_hop_minimum();
 	late_in_a_steady_queue();
 	rate_across_a_repair();
