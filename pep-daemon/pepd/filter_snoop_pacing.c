@@ -158,12 +158,13 @@ uint64_t snoop_clamp_bytes(const struct flow *f, const struct pep_config *cfg)
 	if (!cfg->window_clamp)
 		return 0;
 	if (s->rate_n >= 2 && snoop_path_min_rtt(s)) {
-		uint64_t rate = snoop_max_rate(s);
+		uint64_t rate = snoop_max_rate(s), floor;
 
 		bdp = rate * snoop_path_min_rtt(s) / 1000000000ULL;
 		bytes = bdp * cfg->window_clamp_percent / 100;
-		if (bdp && bytes < bdp + rate * snoop_clamp_queue_ns(s, cfg) / 1000000000ULL)
-			bytes = bdp + rate * snoop_clamp_queue_ns(s, cfg) / 1000000000ULL;
+		floor = bdp + rate * snoop_clamp_queue_ns(s, cfg) / 1000000000ULL;
+		if (bdp && bytes < floor)
+			bytes = floor;
 	}
 	if (s->queue_cap) {
 		/*
