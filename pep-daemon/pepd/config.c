@@ -141,11 +141,12 @@ static const struct cfg_key keys[] = {
 	{ .name = "ack_acked_rtx", .type = CFG_BOOL, F(ack_acked_rtx), .def = "true",
 	  .help = "drop sender retransmissions of data the receiver has acknowledged and answer them with an ACK "
 		  "in its name (Snoop)" },
-	{ .name = "dsack_dropped_rtx", .type = CFG_BOOL, F(dsack_dropped_rtx), .def = "false",
-	  .help = "snoop, with SACK: when a sender retransmission of a segment repaired here is dropped, tell the "
-		  "sender with a D-SACK block (RFC 2883), as the receiver would have: Linux then undoes the window "
-		  "reduction and widens RACK's reordering window, so later repairs no longer start its recovery; "
-		  "the receiver's D-SACKs for duplicates of pepd's own repairs are kept from the sender" },
+	{ .name = "dsack_dropped_rtx", .type = CFG_BOOL, F(dsack_dropped_rtx), .def = "true",
+	  .help = "snoop, with SACK shown to the sender (hide_sack off): when a sender retransmission of a segment "
+		  "repaired here is dropped, tell the sender with a D-SACK block (RFC 2883), as the receiver would "
+		  "have: Linux then undoes the window reduction and widens RACK's reordering window, so later "
+		  "repairs no longer start its recovery; the receiver's D-SACKs for duplicates of pepd's own "
+		  "repairs are kept from the sender" },
 	{ .name = "window_clamp", .type = CFG_BOOL, F(window_clamp), .def = "true",
 	  .help = "snoop: cap the window the sender sees at window_clamp_percent of the path's bandwidth-delay "
 		  "product (the hop's delivery rate x the path's minimum round trip), lower while the egress "

@@ -425,7 +425,8 @@ static bool answers_wh_syn(const struct flow *f, const struct pkt *p)
  */
 static bool dsack_wanted(const struct flow *f, const struct pep_ctx *ctx)
 {
-	return ctx->cfg->dsack_dropped_rtx && snoop_sack_mode(f, ctx);
+	/* a D-SACK block is SACK information: none where the sender is shown none (the paper's Snoop) */
+	return ctx->cfg->dsack_dropped_rtx && !ctx->cfg->hide_sack && snoop_sack_mode(f, ctx);
 }
 
 /* A segment repaired here was acknowledged: remember it for a late copy from the sender. */
@@ -473,7 +474,7 @@ static void keep_our_dsack(struct flow *f, const struct pkt *p, const struct pep
 {
 	uint8_t n;
 
-	if (!dsack_wanted(f, ctx) || ctx->cfg->hide_sack || out->verdict != VERDICT_ACCEPT ||
+	if (!dsack_wanted(f, ctx) || out->verdict != VERDICT_ACCEPT ||
 	    !snoop_first_block_is_dsack(p) || !repaired_holding(&f->st.snoop, p->sack[0].start, p->sack[0].end))
 		return;
 	n = p->nsack - 1 < 2 ? (uint8_t)(p->nsack - 1) : 2;

@@ -294,6 +294,7 @@ static inline void h_init(struct harness *h, const struct pep_filter_ops *ops, i
 	h->cfg.window_clamp = false;	/* and for loss recovery alone; test_snoop has a clamp table */
 	h->cfg.drop_dupacks = DROP_DUPACKS_TRUE;	/* and for the paper's Snoop, repairs hidden from */
 	h->cfg.hide_sack = true;			/* every sender; test_snoop has tables for auto */
+	h->cfg.dsack_dropped_rtx = false;		/* and for its D-SACKs */
 	h->cfg.nwireless = 1;
 	strcpy(h->cfg.wireless[0], "wlan0");
 	h->ops = ops;

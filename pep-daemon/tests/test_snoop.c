@@ -81,6 +81,18 @@ static const struct step sack_single[] = {
 	END_,
 };
 
+/* The same with the sender's copy of 1000 racing the repair: dropped, and with the blocks hidden, no D-SACK for it. */
+static const struct step sack_single_sender_rtx[] = {
+	D(0, 0), D(1, 1000), D(2, 2000), D(3, 3000), D(4, 4000),
+	A(40, 1000, FWD, ""),
+	AS(42, 1000, DROP, false, "rtx 1000", 1, { 2000, 3000 }),
+	AS(43, 1000, DROP, false, "", 1, { 2000, 4000 }),
+	AS(44, 1000, DROP, false, "", 1, { 2000, 5000 }),
+	D_(60, 1000, DROP, ""),
+	A(85, 5000, FWD, ""),
+	END_,
+};
+
 /*
  * A GSO super-packet (4 x 988 bytes: the receiver's MSS of 1000 less the
  * timestamp option) is cached as four slices.  The receiver lost the
@@ -979,6 +991,7 @@ static void default_acks(struct pep_config *c)
 	config_defaults(&d);
 	c->drop_dupacks = d.drop_dupacks;
 	c->hide_sack = d.hide_sack;
+	c->dsack_dropped_rtx = d.dsack_dropped_rtx;
 }
 
 static void small_cache(struct pep_config *c)
@@ -1420,11 +1433,15 @@ int main(void)
 	run_case("dsack_dropped", dsack_dropped, 4, true, 1000000, show_acks_dsack,
 		 "dsacks_sent=2 dsacks_kept=1 sender_rtx_dropped=1 local_rtx=2 acks_generated=1");
 	run_case("dsack_dropped/ipv6", dsack_dropped, 6, true, 1000000, show_acks_dsack, "dsacks_sent=2");
+	run_case("dsack_dropped/default", dsack_dropped, 4, true, 1000000, default_acks, "dsacks_sent=2");
 	run_case("dsack_dropped/wrap", dsack_dropped, 4, true, 0xffffe000u, show_acks_dsack, "dsacks_sent=2");
 	run_case("dsack_then_forwarded", dsack_then_forwarded, 4, true, 1000000, show_acks_dsack_one_round,
 		 "dsacks_sent=0 sender_rtx_dropped=1 rtx_given_up=1");
 	run_case("dsack_dropped/off", dsack_off, 4, true, 1000000, show_acks, "dsacks_sent=0 sender_rtx_dropped=1");
 	run_case("dsack_dropped/no_sack", sender_rtx_redundant, 4, false, 1000000, dsack_only,
+		 "dsacks_sent=0 sender_rtx_dropped=1");
+	/* the SACK blocks hidden from the sender (the paper's Snoop): no D-SACK block either */
+	run_case("dsack_dropped/hidden", sack_single_sender_rtx, 4, true, 1000000, dsack_only,
 		 "dsacks_sent=0 sender_rtx_dropped=1");
 	run_case("partial_ack_held", partial_ack_held, 4, false, 1000000, NULL,
 		 "partial_acks_held=1 local_rtx=1 congestion_signals=1 dupacks_forwarded=2");
