@@ -120,7 +120,7 @@ uint64_t snoop_max_rate(const struct snoop_state *s);
 uint64_t snoop_path_min_rtt(const struct snoop_state *s);
 uint64_t snoop_clamp_queue_ns(const struct snoop_state *s, const struct pep_config *cfg);
 uint64_t snoop_clamp_bytes(const struct flow *f, const struct pep_config *cfg);
-void snoop_note_queue_full(struct flow *f, uint64_t now);
+bool snoop_note_queue_full(struct flow *f, const struct pep_ctx *ctx);
 void snoop_note_forwarded_ts(struct snoop_state *s, const struct pkt *p, uint64_t now);
 void snoop_wired_rtt_sample(struct snoop_state *s, const struct pkt *p, uint64_t now);
 void snoop_clamp_window(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out);

@@ -5,7 +5,9 @@
  * overflows, in bursts.  Two signals reach it instead:
  *   - forward = inject: pepd sends the cached data itself, and a segment
  *     the egress queue refuses (ENOBUFS) is a congestion loss, left to the
- *     sender (its dupacks and SACK blocks pass);
+ *     sender (its dupacks and SACK blocks pass), unless the window clamp
+ *     let the window past what the queue holds (snoop_note_queue_full:
+ *     the clamp is capped instead);
  *   - aqm_target: when the hop's RTT has stood more than aqm_target above
  *     its minimum for aqm_interval (a standing queue), the next new segment
  *     is dropped, uncached, as a congestion signal, once per sender
@@ -70,7 +72,10 @@ void snoop_sent(struct flow *f, uint32_t seq, bool queued, const struct pep_ctx 
 		if (ctx->cfg->rtx_priority)
 			return;
 	}
-	snoop_note_queue_full(f, ctx->now);
+	if (snoop_note_queue_full(f, ctx)) {
+		COUNT(ctx, f, queue_cap_refusals, 1);
+		return;	/* the clamp's overshoot, now capped: repaired here as the queue has room */
+	}
 	if (!f->st.snoop.signal_pending && !(g->flags & SEG_QUEUE_DROP)) {
 		/*
 		 * This box's own queue is full: congestion.  Repairing every such

@@ -23,11 +23,17 @@
  * traffic, a slower channel, a window that is not scaled as expected).
  * The egress queue's limit counts packets, the clamp bytes: with small
  * segments (Huang and Ferng's 512 bytes: 2 x BDP is 62 of them) the clamp
- * can be more than the queue holds.  So a refusal also caps the clamp at
- * what was outstanding on the hop then, less one segment, plus what the
- * wired side holds at the hop's rate (never below one BDP), for
+ * can be more than the queue holds, and a netem queue's limit also counts
+ * the packets in its delay line (10 Mbit/s, 20 ms: 17 of 40).  So a
+ * refusal also caps the clamp at what was outstanding on the hop then,
+ * less an eighth (room for the local repairs that share the queue), plus
+ * what the wired side holds at the hop's rate (never below one BDP), for
  * QUEUE_CAP_HOLD_NS after the last refusal: the window stops at what the
- * queue can take instead of overflowing it again every round trip.
+ * queue can take instead of overflowing it again every round trip.  That
+ * first burst of refusals is the clamp's own overshoot, not congestion:
+ * it is repaired here and the sender gets no signal (a CUBIC sender cut
+ * to 0.7 of a window that was the clamp's sat below the BDP for seconds);
+ * a refusal later, with the cap in force, is congestion and signals.
  */
 #include "filter_snoop.h"
 #include "flow.h"
@@ -36,6 +42,7 @@
 #define RATE_MIN_INTERVAL_NS (50 * NS_PER_MS)
 #define MIN_CLAMP_SEGMENTS 4
 #define QUEUE_CAP_HOLD_NS (10ULL * 1000000000ULL)
+#define QUEUE_CAP_MARGIN_DIV 8
 
 /*
  * What a new cumulative ACK adds to the bytes delivered: its advance, less
@@ -182,22 +189,46 @@ uint64_t snoop_clamp_bytes(const struct flow *f, const struct pep_config *cfg)
 	return bytes > MIN_CLAMP_SEGMENTS * mss ? bytes : MIN_CLAMP_SEGMENTS * mss;
 }
 
-/* The egress queue refused a segment: it is full with what is outstanding on the hop now. */
-void snoop_note_queue_full(struct flow *f, uint64_t now)
+/*
+ * The egress queue refused a segment: it is full with what is outstanding
+ * on the hop now.  Returns true when the refusal is the clamp's own
+ * overshoot, learned here and no congestion signal: no cap was in force
+ * (the clamp had let the window past what the queue holds), or the burst
+ * that set the cap is still arriving (the right edge already granted never
+ * moves back, so the sender fills it for about one round trip).
+ */
+bool snoop_note_queue_full(struct flow *f, const struct pep_ctx *ctx)
 {
 	struct snoop_state *s = &f->st.snoop;
-	uint64_t outstanding, mss = snoop_mss(f);
+	uint64_t outstanding, margin, cap, burst_ns, mss = snoop_mss(f);
+	bool in_force, same_burst;
 
 	if (!s->ack_seen)
-		return;
-	/*
-	 * The latest refusal, not the smallest: the queue also holds local
-	 * repairs and copies that the outstanding bytes do not count, so one
-	 * refusal can understate it.
-	 */
+		return false;
 	outstanding = (uint32_t)(s->snd_max - s->last_ack);
-	s->queue_cap = outstanding > mss ? outstanding - mss : 0;
-	s->queue_cap_ns = now;
+	/* room for local repairs and jitter: sitting at the brink overflows again at the next repair */
+	margin = outstanding / QUEUE_CAP_MARGIN_DIV > mss ? outstanding / QUEUE_CAP_MARGIN_DIV : mss;
+	cap = outstanding > margin ? outstanding - margin : 0;
+	in_force = s->queue_cap && ctx->now - s->queue_cap_ns <= QUEUE_CAP_HOLD_NS;
+	burst_ns = 2 * ((s->rtt_valid ? s->srtt_ns : 0) + s->wired_rtt_ns);
+	same_burst = in_force && ctx->now - s->queue_cap_since <= burst_ns;
+	if (same_burst) {
+		/* its later refusals count segments already refused, which the queue does not hold */
+		if (cap > s->queue_cap)
+			cap = s->queue_cap;
+	} else {
+		/*
+		 * A new burst takes its own figure, not the smallest: the
+		 * queue also holds local repairs and copies that the
+		 * outstanding bytes do not count, so one burst can understate it.
+		 */
+		s->queue_cap_since = ctx->now;
+	}
+	s->queue_cap = cap;
+	s->queue_cap_ns = ctx->now;
+	if (!ctx->cfg->window_clamp || conn_wh_shift(&f->conn) < 0)
+		return false;	/* no clamp reaches the sender: only a signal can slow it */
+	return !in_force || same_burst;
 }
 
 /* Remember when an ACK with this TSval went to the fixed host. */

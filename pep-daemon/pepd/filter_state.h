@@ -75,6 +75,7 @@ struct snoop_state {
 	uint32_t right_edge;		/* of the window last passed to the fixed host */
 	uint64_t queue_cap;		/* bytes the egress queue held when it last refused one (0: none) */
 	uint64_t queue_cap_ns;		/* ... and when */
+	uint64_t queue_cap_since;	/* the first refusal of the burst that set it */
 	/* segments repaired here and acknowledged since: a sender retransmission of one is spurious */
 	struct sack_block repaired[SNOOP_REPAIRED_RING];
 	uint8_t repaired_i;

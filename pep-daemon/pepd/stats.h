@@ -48,6 +48,7 @@
 	X(min_rtt_from_hop, "RTT samples after which a flow took its wireless host's lower minimum (share_hop_rtt)") \
 	X(congestion_signals, "segments dropped on purpose as a congestion signal (aqm_target)")                  \
 	X(queue_drops, "segments this box's own egress queue refused (congestion): left to the sender")             \
+	X(queue_cap_refusals, "... of which the window clamp's own overshoot: capped and repaired here, no signal") \
 	X(egress_drop_signals, "losses left to the sender because the egress qdisc dropped meanwhile (egress_drops)") \
 	X(inject_errors, "sends that failed (the egress queue was full, or no route)")                         \
 	X(flows_seen, "flows the filter decided whether to act on (pc; 1 per connection)")                     \

@@ -572,6 +572,25 @@ static const struct step queue_cap[] = {
 	END_,
 };
 
+/*
+ * With the clamp in force the first burst of refusals (3000) is the
+ * clamp's own overshoot: capped, repaired here, no signal.  A refusal two
+ * round trips later (7000), with the cap in force, is congestion: left to
+ * the sender, whose dupacks pass.
+ */
+static const struct step queue_overshoot[] = {
+	D(0, 0),
+	AW(40, 1000, 5000, FWD, ""),
+	D(41, 1000), D(42, 2000), DQ(43, 3000), D(44, 4000),
+	AW(80, 3000, 5000, FWD, "win 4000"),	/* the cap: 2000 on the hop, four segments at least */
+	AW(81, 3000, 5000, FWD, "rtx 3000"),	/* repaired here; passed as a window update */
+	AW(120, 5000, 5000, FWD, "win 4000"),
+	D(121, 5000), D(122, 6000), DQ(200, 7000), D(201, 8000),
+	AW(202, 7000, 5000, FWD, "win 4000"),
+	AW(203, 7000, 5000, FWD, "win 4000"),	/* the signal's dupack reaches the sender */
+	END_,
+};
+
 /* Not dupacks: an ACK carrying data passes; an ACK older than one seen is dropped. */
 static const struct step not_dupacks[] = {
 	D(0, 0), D(1, 1000), D(2, 2000),
@@ -1264,6 +1283,66 @@ static void clamp_from_path_state(void)
 }
 
 /*
+ * A refusal of the egress queue, a table: what it teaches the clamp
+ * (queue_cap: outstanding on the hop less an eighth, at least one segment;
+ * the smallest of one burst) and whether it is the clamp's own overshoot
+ * (no signal) or congestion.  The hop's srtt is 40 ms, the wired side's
+ * 40: a burst lasts two round trips, 160 ms.  cap_age and since_age: how
+ * long ago the cap was last set, and since its burst began (0: no cap).
+ */
+static void queue_refusal(void)
+{
+	static const struct {
+		const char *name;
+		bool clamp, no_syns;
+		uint32_t outstanding;
+		uint64_t cap, cap_age_ms, since_age_ms, expect_cap;
+		bool expect_overshoot;
+	} cases[] = {
+		{ "first refusal: the clamp's overshoot", true, false, 80000, 0, 0, 0, 70000, true },
+		{ "small window: one segment of margin", true, false, 4000, 0, 0, 0, 3000, true },
+		{ "same burst: the smaller figure", true, false, 90000, 70000, 10, 100, 70000, true },
+		{ "same burst, a smaller figure", true, false, 64000, 70000, 10, 100, 56000, true },
+		{ "after the burst, cap in force: congestion", true, false, 72000, 70000, 1000, 1000, 63000, false },
+		{ "cap lapsed: overshoot again", true, false, 80000, 50000, 10001, 10001, 70000, true },
+		{ "clamp off: always congestion", false, false, 80000, 0, 0, 0, 70000, false },
+		{ "no window scale known: congestion", true, true, 80000, 0, 0, 0, 70000, false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pep_counters total = { 0 };
+		struct pep_config cfg;
+		struct pep_ctx ctx = { .cfg = &cfg, .total = &total, .now = 100000 * NS_PER_MS };
+		struct snoop_state *s;
+		struct flow f;
+		bool overshoot;
+
+		memset(&f, 0, sizeof(f));
+		s = &f.st.snoop;
+		config_defaults(&cfg);
+		cfg.window_clamp = cases[i].clamp;
+		f.conn.max_payload = 1000;
+		f.conn.fh_syn = !cases[i].no_syns;
+		f.conn.wh_syn = !cases[i].no_syns;
+		s->ack_seen = true;
+		s->last_ack = 5000;
+		s->snd_max = 5000 + cases[i].outstanding;
+		s->rtt_valid = true;
+		s->srtt_ns = 40 * NS_PER_MS;
+		s->wired_rtt_ns = 40 * NS_PER_MS;
+		s->queue_cap = cases[i].cap;
+		s->queue_cap_ns = ctx.now - cases[i].cap_age_ms * NS_PER_MS;
+		s->queue_cap_since = ctx.now - cases[i].since_age_ms * NS_PER_MS;
+		overshoot = snoop_note_queue_full(&f, &ctx);
+		CHECK(overshoot == cases[i].expect_overshoot && s->queue_cap == cases[i].expect_cap,
+		      "refusal, %s: %s, cap %llu (expected %s, %llu)", cases[i].name,
+		      overshoot ? "overshoot" : "congestion", (unsigned long long)s->queue_cap,
+		      cases[i].expect_overshoot ? "overshoot" : "congestion", (unsigned long long)cases[i].expect_cap);
+	}
+}
+
+/*
  * share_hop_rtt, a table: another flow to the same wireless host (or to
  * another host) saw the hop at hop_ms, hop_age_ms ago; this flow's first
  * segment is acknowledged 30 ms after it left.  Its minimum is the lower
@@ -1355,6 +1434,7 @@ static void min_rtt_renewal(void)
 int main(void)
 {
 	clamp_from_path_state();
+	queue_refusal();
 	min_rtt_renewal();
 	shared_hop_minimum();
 	late_in_a_steady_queue();
@@ -1460,6 +1540,8 @@ int main(void)
 	run_case("repair_window_sack", repair_window_sack, 4, true, 1000000, clamp_on,
 		 "repair_window_updates=2 dupacks_dropped=5 local_rtx=1");
 	run_case("queue_cap", queue_cap, 4, false, 1000000, clamp_on, "window_clamped=2 queue_drops=1");
+	run_case("queue_overshoot", queue_overshoot, 4, false, 1000000, clamp_on,
+		 "queue_drops=2 queue_cap_refusals=1 congestion_signals=1 local_rtx=1 dupacks_forwarded=1");
 	run_case("thresh_two", thresh_two, 4, false, 1000000, thresh2, "local_rtx=2");
 	run_case("growing_window", growing_window, 4, false, 1000000, NULL, "local_rtx_timer=1 dupacks_dropped=0");
 	run_case("growing_window_sack", growing_window_sack, 4, true, 1000000, NULL, "local_rtx=1 dupacks_dropped=2");
