@@ -202,7 +202,8 @@ static void do_actions(struct pepd_queue *q, struct flow *f, const struct pep_ct
 
 		if (a->type == ACTION_SEND_SEGMENT) {
 			send_cached(q, f, ctx, a->seq, a->copies, true, NULL);
-		} else if (inject_ack(&q->inj, f, a->seq, a->type == ACTION_SEND_DSACK ? &a->dsack : NULL) < 0) {
+		} else if (inject_ack(&q->inj, f, a->seq, a->type == ACTION_SEND_DSACK ? &a->dsack : NULL,
+					 a->window) < 0) {
 			f->cnt.inject_errors++;
 			q->stats.total.inject_errors++;
 		}

@@ -44,6 +44,7 @@ struct pep_action {
 	uint8_t copies;		/* total transmissions: 1 + extra copies */
 	uint32_t seq;
 	struct sack_block dsack;	/* with ACTION_SEND_DSACK */
+	int32_t window;		/* with ACTION_SEND_ACK/DSACK: the raw window field (-1: the wireless host's latest) */
 };
 
 #define PEP_MAX_ACTIONS 64
@@ -141,6 +142,7 @@ static inline bool out_push(struct pep_out *out, enum pep_action_type type, uint
 	out->act[out->nact].seq = seq;
 	out->act[out->nact].copies = copies;
 	out->act[out->nact].dsack = (struct sack_block){ 0, 0 };
+	out->act[out->nact].window = -1;
 	out->nact++;
 	return true;
 }

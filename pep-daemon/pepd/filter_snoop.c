@@ -860,6 +860,7 @@ void snoop_packet(const struct snoop_policy *pol, struct flow *f, const struct p
 			snoop_clamp_window(f, p, ctx, out);
 		}
 	}
+	snoop_clamp_generated_acks(f, ctx, out);
 	rearm(f, ctx, out);
 }
 

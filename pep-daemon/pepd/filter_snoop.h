@@ -124,6 +124,7 @@ bool snoop_note_queue_full(struct flow *f, const struct pep_ctx *ctx);
 void snoop_note_forwarded_ts(struct snoop_state *s, const struct pkt *p, uint64_t now);
 void snoop_wired_rtt_sample(struct snoop_state *s, const struct pkt *p, uint64_t now);
 void snoop_clamp_window(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out);
+void snoop_clamp_generated_acks(struct flow *f, const struct pep_ctx *ctx, struct pep_out *out);
 bool snoop_repair_window_opens(const struct flow *f, const struct pkt *p, const struct pep_ctx *ctx);
 
 /* filter_snoop_congestion.c: one congestion signal per episode */

@@ -342,6 +342,39 @@ void snoop_clamp_window(struct flow *f, const struct pkt *p, const struct pep_ct
 }
 
 /*
+ * The ACKs this box generates (for the sender's retransmission of
+ * acknowledged data; the D-SACKs of dsack_dropped_rtx) carry the clamped
+ * window like those passed on.  With the wireless host's own window, each
+ * moved the sender's right edge up to that window (MBs with Linux's
+ * autotuning), which never moves back: the sender, no longer held by the
+ * clamp, grew its window until this box's queue refused (on the 10 Mbit/s
+ * hop 100 to 200 such ACKs a run, and windows of up to 1549 segments in
+ * the sender's ss samples).
+ */
+void snoop_clamp_generated_acks(struct flow *f, const struct pep_ctx *ctx, struct pep_out *out)
+{
+	struct snoop_state *s = &f->st.snoop;
+	int shift = conn_wh_shift(&f->conn);
+	uint32_t i;
+
+	if (shift < 0 || !snoop_clamp_bytes(f, ctx->cfg))
+		return;
+	for (i = 0; i < out->nact; i++) {
+		struct pep_action *a = &out->act[i];
+		struct pkt p = { .ack = a->seq, .window = f->conn.wh_window };
+		uint64_t raw;
+
+		if (a->type != ACTION_SEND_ACK && a->type != ACTION_SEND_DSACK)
+			continue;
+		raw = window_to_sender(f, &p, ctx, shift);
+		a->window = (int32_t)raw;
+		if (!s->right_edge_valid || seq_after(a->seq + (uint32_t)(raw << shift), s->right_edge))
+			s->right_edge = a->seq + (uint32_t)(raw << shift);
+		s->right_edge_valid = true;
+	}
+}
+
+/*
  * Would a duplicate ACK of a hole repaired here, passed on, move the
  * window's right edge (so that the sender reads a window update, which
  * neither RFC 5681 nor Linux counts as a duplicate ACK)?  Only with the

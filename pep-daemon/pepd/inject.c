@@ -172,14 +172,15 @@ int inject_segment(struct injector *inj, const struct flow *f, const struct seg 
 	return c.first_err && !c.sent ? c.first_err : c.sent;
 }
 
-int inject_ack(struct injector *inj, const struct flow *f, uint32_t ack, const struct sack_block *dsack)
+/* window: the raw window field, or -1 for the wireless host's latest */
+int inject_ack(struct injector *inj, const struct flow *f, uint32_t ack, const struct sack_block *dsack, int32_t window)
 {
 	struct ack_template t = {
 		.family = f->key.family,
 		.sport = f->key.wh_port,
 		.dport = f->key.fh_port,
 		.seq = f->conn.wh_nxt,
-		.window = f->conn.wh_window,
+		.window = window >= 0 ? (uint16_t)window : f->conn.wh_window,
 		.has_ts = f->conn.wh_has_ts,
 		.tsval = f->conn.wh_tsval,
 		.tsecr = f->conn.wh_tsecr,

@@ -43,6 +43,6 @@ int inject_segment(struct injector *inj, const struct flow *f, const struct seg 
 		   bool repair);
 
 /* Send the fixed host an ACK for ack in the wireless host's name, with a D-SACK block unless dsack is NULL. */
-int inject_ack(struct injector *inj, const struct flow *f, uint32_t ack, const struct sack_block *dsack);
+int inject_ack(struct injector *inj, const struct flow *f, uint32_t ack, const struct sack_block *dsack, int32_t window);
 
 #endif

@@ -9,6 +9,7 @@
  *     "rtx 2000"       send the cached segment at 2000 once
  *     "rtx 2000x3"     ... three times (1 + 2 extra copies)
  *     "ack 5000"       send the fixed host an ACK for 5000
+ *     "ack 5000 win 7" ... with the window field 7 (raw; the clamp's), not the wireless host's
  *     "dsack 5000 1000-2000"  ... with a D-SACK block for 1000-2000
  *     "sack 3000-6000" the ACK goes on with its SACK option cut to this block
  *     "win 5"          the ACK goes on with its window field set to 5
@@ -213,6 +214,8 @@ static inline void h_format(const struct harness *h, const struct pep_out *out, 
 						 a->dsack.start - h->isn_fh - 1, a->dsack.end - h->isn_fh - 1);
 		else
 			used += (size_t)snprintf(buf + used, len - used, "%sack %u", i ? ", " : "", rel);
+		if (a->type != ACTION_SEND_SEGMENT && a->window >= 0 && used < len)
+			used += (size_t)snprintf(buf + used, len - used, " win %d", a->window);
 		if (used >= len)
 			return;
 	}

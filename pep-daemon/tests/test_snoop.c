@@ -591,6 +591,36 @@ static const struct step queue_overshoot[] = {
 	END_,
 };
 
+/*
+ * An ACK this box generates (here for the sender's retransmission of
+ * acknowledged data) carries the clamped window, as the ACK passed before
+ * it did: with the wireless host's 13000 it would move the sender's right
+ * edge past the clamp, for good.
+ */
+static const struct step clamp_generated_ack[] = {
+	D(0, 0),
+	AW(40, 1000, 5000, FWD, ""),
+	D(41, 1000), D(42, 2000), D(43, 3000), D(44, 4000), D(45, 5000), D(46, 6000), D(47, 7000),
+	DQ(48, 8000),
+	AW(80, 2000, 13000, FWD, "win 7000"),
+	D_(81, 1000, DROP, "ack 2000 win 7000"),
+	END_,
+};
+
+/* ... and so does a D-SACK for the sender's copy of a repair made here (dsack_dropped_rtx). */
+static const struct step clamp_generated_dsack[] = {
+	D(0, 0),
+	AW(40, 1000, 5000, FWD, ""),
+	D(41, 1000), D(42, 2000), D(43, 3000), D(44, 4000), D(45, 5000), D(46, 6000), D(47, 7000),
+	DQ(48, 8000),
+	AW(80, 2000, 13000, FWD, "win 7000"),
+	ASW(82, 2000, 13000, FWD, false, "rtx 2000, win 8000", 1, { 3000, 4000 }),
+	D_(90, 2000, DROP, ""),		/* the sender's copy: ours is on its way */
+	/* the refused 8000 repaired; the D-SACK's window is the forwarded ACK's, not 13000 */
+	AW(125, 8000, 13000, FWD, "dsack 8000 2000-3000 win 7082, rtx 8000, win 7082"),
+	END_,
+};
+
 /* Not dupacks: an ACK carrying data passes; an ACK older than one seen is dropped. */
 static const struct step not_dupacks[] = {
 	D(0, 0), D(1, 1000), D(2, 2000),
@@ -989,6 +1019,12 @@ static void show_acks_dsack(struct pep_config *c)
 static void dsack_only(struct pep_config *c)
 {
 	c->dsack_dropped_rtx = true;
+}
+
+static void clamp_dsack(struct pep_config *c)
+{
+	clamp_on(c);
+	show_acks_dsack(c);
 }
 
 static void show_acks_dsack_one_round(struct pep_config *c)
@@ -1540,6 +1576,8 @@ int main(void)
 	run_case("repair_window_sack", repair_window_sack, 4, true, 1000000, clamp_on,
 		 "repair_window_updates=2 dupacks_dropped=5 local_rtx=1");
 	run_case("queue_cap", queue_cap, 4, false, 1000000, clamp_on, "window_clamped=2 queue_drops=1");
+	run_case("clamp_generated_ack", clamp_generated_ack, 4, false, 1000000, clamp_on, "acks_generated=1");
+	run_case("clamp_generated_dsack", clamp_generated_dsack, 4, true, 1000000, clamp_dsack, "dsacks_sent=1");
 	run_case("queue_overshoot", queue_overshoot, 4, false, 1000000, clamp_on,
 		 "queue_drops=2 queue_cap_refusals=1 congestion_signals=1 local_rtx=1 dupacks_forwarded=1");
 	run_case("thresh_two", thresh_two, 4, false, 1000000, thresh2, "local_rtx=2");
