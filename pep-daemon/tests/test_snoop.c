@@ -561,12 +561,15 @@ static const struct step clamp_percent_400[] = { CLAMP_PERCENT_STEPS("win 5000")
  * (8000 bytes): it holds about 7000.  Before any rate estimate, ACKs to the
  * sender then carry at most that (the right edge, 6000, is already behind).
  */
+#define CAPPED_AT_7000										\
+	D(0, 0),											\
+	AW(40, 1000, 5000, FWD, ""),									\
+	D(41, 1000), D(42, 2000), D(43, 3000), D(44, 4000), D(45, 5000), D(46, 6000), D(47, 7000),	\
+	DQ(48, 8000),											\
+	AW(80, 2000, 13000, FWD, "win 7000")
+
 static const struct step queue_cap[] = {
-	D(0, 0),
-	AW(40, 1000, 5000, FWD, ""),
-	D(41, 1000), D(42, 2000), D(43, 3000), D(44, 4000), D(45, 5000), D(46, 6000), D(47, 7000),
-	DQ(48, 8000),
-	AW(80, 2000, 13000, FWD, "win 7000"),
+	CAPPED_AT_7000,
 	AW(85, 3000, 13000, FWD, "win 7000"),
 	AW(90, 4000, 6000, FWD, ""),	/* the receiver's own window is smaller */
 	END_,
@@ -598,22 +601,14 @@ static const struct step queue_overshoot[] = {
  * edge past the clamp, for good.
  */
 static const struct step clamp_generated_ack[] = {
-	D(0, 0),
-	AW(40, 1000, 5000, FWD, ""),
-	D(41, 1000), D(42, 2000), D(43, 3000), D(44, 4000), D(45, 5000), D(46, 6000), D(47, 7000),
-	DQ(48, 8000),
-	AW(80, 2000, 13000, FWD, "win 7000"),
+	CAPPED_AT_7000,
 	D_(81, 1000, DROP, "ack 2000 win 7000"),
 	END_,
 };
 
 /* ... and so does a D-SACK for the sender's copy of a repair made here (dsack_dropped_rtx). */
 static const struct step clamp_generated_dsack[] = {
-	D(0, 0),
-	AW(40, 1000, 5000, FWD, ""),
-	D(41, 1000), D(42, 2000), D(43, 3000), D(44, 4000), D(45, 5000), D(46, 6000), D(47, 7000),
-	DQ(48, 8000),
-	AW(80, 2000, 13000, FWD, "win 7000"),
+	CAPPED_AT_7000,
 	ASW(82, 2000, 13000, FWD, false, "rtx 2000, win 8000", 1, { 3000, 4000 }),
 	D_(90, 2000, DROP, ""),		/* the sender's copy: ours is on its way */
 	/* the refused 8000 repaired; the D-SACK's window is the forwarded ACK's, not 13000 */
