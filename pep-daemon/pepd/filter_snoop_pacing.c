@@ -322,23 +322,31 @@ static uint64_t window_to_sender(const struct flow *f, const struct pkt *p, cons
 	return raw < p->window ? raw : p->window;
 }
 
+/* The window an ACK to the sender carries, raw; that ACK's right edge is the sender's from now on. */
+static uint64_t pass_window(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, int shift)
+{
+	struct snoop_state *s = &f->st.snoop;
+	uint64_t raw = window_to_sender(f, p, ctx, shift);
+
+	s->right_edge = p->ack + (uint32_t)(raw << shift);
+	s->right_edge_valid = true;
+	return raw;
+}
+
 /* Cut the window of an ACK going to the sender to the clamp, never moving its right edge back. */
 void snoop_clamp_window(struct flow *f, const struct pkt *p, const struct pep_ctx *ctx, struct pep_out *out)
 {
-	struct snoop_state *s = &f->st.snoop;
 	int shift = conn_wh_shift(&f->conn);
 	uint64_t raw;
 
 	if (out->verdict != VERDICT_ACCEPT || shift < 0)
 		return;
-	raw = window_to_sender(f, p, ctx, shift);
+	raw = pass_window(f, p, ctx, shift);
 	if (raw < p->window) {
 		out->set_window = true;
 		out->window = (uint16_t)raw;
 		COUNT(ctx, f, window_clamped, 1);
 	}
-	s->right_edge = p->ack + (uint32_t)(raw << shift);
-	s->right_edge_valid = true;
 }
 
 /*
@@ -353,11 +361,10 @@ void snoop_clamp_window(struct flow *f, const struct pkt *p, const struct pep_ct
  */
 void snoop_clamp_generated_acks(struct flow *f, const struct pep_ctx *ctx, struct pep_out *out)
 {
-	struct snoop_state *s = &f->st.snoop;
 	int shift = conn_wh_shift(&f->conn);
 	uint32_t i;
 
-	if (shift < 0 || !snoop_clamp_bytes(f, ctx->cfg))
+	if (shift < 0)
 		return;
 	for (i = 0; i < out->nact; i++) {
 		struct pep_action *a = &out->act[i];
@@ -366,11 +373,9 @@ void snoop_clamp_generated_acks(struct flow *f, const struct pep_ctx *ctx, struc
 
 		if (a->type != ACTION_SEND_ACK && a->type != ACTION_SEND_DSACK)
 			continue;
-		raw = window_to_sender(f, &p, ctx, shift);
-		a->window = (int32_t)raw;
-		if (!s->right_edge_valid || seq_after(a->seq + (uint32_t)(raw << shift), s->right_edge))
-			s->right_edge = a->seq + (uint32_t)(raw << shift);
-		s->right_edge_valid = true;
+		raw = pass_window(f, &p, ctx, shift);
+		if (raw < p.window)
+			a->window = (int32_t)raw;
 	}
 }
 
