@@ -167,6 +167,13 @@ static const struct cfg_key keys[] = {
 		  "1 ms wired side: 150 % was four segments and cost 17 % of the goodput; "
 		  "Documentation/eval/pepd.rst); where that share is longer it stands; 0ms: "
 		  "window_clamp_percent alone" },
+	{ .name = "window_clamp_min_segments", .type = CFG_UINT, F(window_clamp_min_segments), .min = 0,
+	  .max = 64, .def = "0", .unit = "segments",
+	  .help = "snoop: the least queue the window clamp allows beyond one BDP, in the flow's segments: on a "
+		  "slow hop a share of the round trip is only a few segments, and a delayed ACK, a repair in the "
+		  "queue or a MAC's retry chain then leaves the link idle (120 % with a 10 ms floor was 3 "
+		  "segments on a 2 Mbit/s hop and cost 4-5 %; Documentation/eval/pepd.rst); the larger of this, "
+		  "window_clamp_min_queue and window_clamp_percent's share stands; 0: off" },
 	{ .name = "repair_window_updates", .type = CFG_BOOL, F(repair_window_updates), .def = "true",
 	  .help = "snoop: while this box repairs a hole, pass the wireless host's duplicate ACKs on to the "
 		  "sender as window updates (SACK blanked) that open the clamped window by what arrived above "

@@ -102,6 +102,7 @@ struct pep_config {
 	bool repair_window_updates;
 	uint32_t window_clamp_percent;
 	uint64_t window_clamp_min_queue_ns;
+	uint32_t window_clamp_min_segments;
 	uint64_t aqm_target_ns;
 	uint64_t aqm_interval_ns;
 	bool share_hop_rtt;

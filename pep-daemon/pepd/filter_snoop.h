@@ -118,7 +118,7 @@ void snoop_credit_dupack(struct flow *f, uint64_t now);
 void snoop_rate_update(struct snoop_state *s, uint64_t now);
 uint64_t snoop_max_rate(const struct snoop_state *s);
 uint64_t snoop_path_min_rtt(const struct snoop_state *s);
-uint64_t snoop_clamp_queue_ns(const struct snoop_state *s, const struct pep_config *cfg);
+uint64_t snoop_clamp_queue_ns(const struct flow *f, const struct pep_config *cfg);
 uint64_t snoop_clamp_bytes(const struct flow *f, const struct pep_config *cfg);
 bool snoop_note_queue_full(struct flow *f, const struct pep_ctx *ctx);
 void snoop_note_forwarded_ts(struct snoop_state *s, const struct pkt *p, uint64_t now);

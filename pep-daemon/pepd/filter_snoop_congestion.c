@@ -37,7 +37,7 @@ bool snoop_signal_due(struct flow *f, const struct pep_config *cfg, uint64_t now
 {
 	struct snoop_state *s = &f->st.snoop;
 	/* the queue the window clamp allows on purpose is not congestion */
-	uint64_t allowed = snoop_clamp_bytes(f, cfg) ? snoop_clamp_queue_ns(s, cfg) : 0;
+	uint64_t allowed = snoop_clamp_bytes(f, cfg) ? snoop_clamp_queue_ns(f, cfg) : 0;
 
 	if (!cfg->aqm_target_ns || !s->rtt_valid || s->signal_pending)
 		return false;

@@ -18,7 +18,8 @@
  * short path that excess is a few milliseconds, less than the jitter of
  * the hop's deliveries and of the ACKs (a MAC's retries and aggregation),
  * and the link idles: the excess is at least window_clamp_min_queue at the
- * hop's rate.
+ * hop's rate, and window_clamp_min_segments where set (on a slow hop a
+ * share of the round trip is only a few segments).
  * The congestion signals are then for what the clamp cannot see (other
  * traffic, a slower channel, a window that is not scaled as expected).
  * The egress queue's limit counts packets, the clamp bytes: with small
@@ -145,15 +146,25 @@ uint64_t snoop_mss(const struct flow *f)
 /*
  * The queue the clamp allows beyond one BDP, as time: window_clamp_percent's
  * share of the path's minimum round trip, never less than
- * window_clamp_min_queue; 0 while the path is unknown.
+ * window_clamp_min_queue nor window_clamp_min_segments at the hop's rate;
+ * 0 while the path is unknown.
  */
-uint64_t snoop_clamp_queue_ns(const struct snoop_state *s, const struct pep_config *cfg)
+uint64_t snoop_clamp_queue_ns(const struct flow *f, const struct pep_config *cfg)
 {
-	uint64_t share = snoop_path_min_rtt(s) * (cfg->window_clamp_percent - 100) / 100;
+	const struct snoop_state *s = &f->st.snoop;
+	uint64_t path = snoop_path_min_rtt(s), rate = snoop_max_rate(s), queue, segments;
 
-	if (!snoop_path_min_rtt(s))
+	if (!path)
 		return 0;
-	return share > cfg->window_clamp_min_queue_ns ? share : cfg->window_clamp_min_queue_ns;
+	queue = path * (cfg->window_clamp_percent - 100) / 100;
+	if (queue < cfg->window_clamp_min_queue_ns)
+		queue = cfg->window_clamp_min_queue_ns;
+	if (rate && cfg->window_clamp_min_segments) {
+		segments = cfg->window_clamp_min_segments * snoop_mss(f) * 1000000000ULL / rate;
+		if (queue < segments)
+			queue = segments;
+	}
+	return queue;
 }
 
 /* The window the sender may have in flight, bytes; 0 while nothing is known. */
@@ -169,7 +180,7 @@ uint64_t snoop_clamp_bytes(const struct flow *f, const struct pep_config *cfg)
 
 		bdp = rate * snoop_path_min_rtt(s) / 1000000000ULL;
 		bytes = bdp * cfg->window_clamp_percent / 100;
-		floor = bdp + rate * snoop_clamp_queue_ns(s, cfg) / 1000000000ULL;
+		floor = bdp + rate * snoop_clamp_queue_ns(f, cfg) / 1000000000ULL;
 		if (bdp && bytes < floor)
 			bytes = floor;
 	}

@@ -1264,26 +1264,31 @@ static void rate_over_losses(void)
  * the hop (10 Mbit/s with 40 ms on each side was held to 56 kB, 5.6 Mbit/s).
  * The queue beyond one BDP is at least window_clamp_min_queue at the hop's
  * rate (min_queue_ms; 25, the default, in the first cases): it binds on a
- * short path only, and a refusal still caps it.
+ * short path only, and a refusal still caps it; and at least min_segments
+ * of the flow's (1000 bytes here), which binds on a slow hop.
  */
 static void clamp_from_path_state(void)
 {
 	static const struct {
 		const char *name;
-		uint64_t rate, hop_rtt_ms, wired_rtt_ms, queue_cap, percent, min_queue_ms, expect;
+		uint64_t rate, hop_rtt_ms, wired_rtt_ms, queue_cap, percent, min_queue_ms, min_segments, expect;
 	} cases[] = {
-		{ "nothing known", 0, 0, 0, 0, 150, 25, 0 },
-		{ "150 % of the BDP", 1250000, 40, 40, 0, 150, 25, 150000 },
-		{ "400 % of the BDP", 1250000, 40, 40, 0, 400, 25, 400000 },
-		{ "refusal plus the wired side", 1250000, 40, 40, 56000, 150, 25, 106000 },
-		{ "refusal above the clamp", 1250000, 40, 40, 200000, 150, 25, 150000 },
-		{ "never below one BDP", 1250000, 40, 40, 10000, 150, 25, 100000 },
-		{ "refusal, wired side unknown", 1250000, 40, 0, 20000, 150, 25, 20000 },
-		{ "four segments at least", 10000, 10, 10, 1000, 150, 25, 4000 },
-		{ "short path: 25 ms of queue, not 12", 1250000, 4, 20, 0, 150, 25, 61250 },
-		{ "short path, min_queue 0: 150 %", 1250000, 4, 20, 0, 150, 0, 45000 },
-		{ "long path, min_queue above its 50 %", 1250000, 40, 40, 0, 150, 50, 162500 },
-		{ "short path, a refusal caps the floor", 1250000, 4, 20, 20000, 150, 25, 45000 },
+		{ "nothing known", 0, 0, 0, 0, 150, 25, 0, 0 },
+		{ "150 % of the BDP", 1250000, 40, 40, 0, 150, 25, 0, 150000 },
+		{ "400 % of the BDP", 1250000, 40, 40, 0, 400, 25, 0, 400000 },
+		{ "refusal plus the wired side", 1250000, 40, 40, 56000, 150, 25, 0, 106000 },
+		{ "refusal above the clamp", 1250000, 40, 40, 200000, 150, 25, 0, 150000 },
+		{ "never below one BDP", 1250000, 40, 40, 10000, 150, 25, 0, 100000 },
+		{ "refusal, wired side unknown", 1250000, 40, 0, 20000, 150, 25, 0, 20000 },
+		{ "four segments at least", 10000, 10, 10, 1000, 150, 25, 0, 4000 },
+		{ "short path: 25 ms of queue, not 12", 1250000, 4, 20, 0, 150, 25, 0, 61250 },
+		{ "short path, min_queue 0: 150 %", 1250000, 4, 20, 0, 150, 0, 0, 45000 },
+		{ "long path, min_queue above its 50 %", 1250000, 40, 40, 0, 150, 50, 0, 162500 },
+		{ "short path, a refusal caps the floor", 1250000, 4, 20, 20000, 150, 25, 0, 45000 },
+		{ "slow hop: 8 segments, not 40 ms", 125000, 40, 40, 0, 150, 25, 8, 18000 },
+		{ "fast hop: 8 segments below its 50 %", 1250000, 40, 40, 0, 150, 25, 8, 150000 },
+		{ "short path: 40 segments above 25 ms", 1250000, 4, 20, 0, 150, 25, 40, 70000 },
+		{ "slow hop, min_segments 0: 50 %", 125000, 40, 40, 0, 150, 25, 0, 15000 },
 	};
 	struct pep_config cfg;
 	struct flow f;
@@ -1298,6 +1303,7 @@ static void clamp_from_path_state(void)
 		cfg.window_clamp = true;
 		cfg.window_clamp_percent = (uint32_t)cases[i].percent;
 		cfg.window_clamp_min_queue_ns = cases[i].min_queue_ms * NS_PER_MS;
+		cfg.window_clamp_min_segments = (uint32_t)cases[i].min_segments;
 		f.conn.max_payload = 1000;
 		if (cases[i].rate) {
 			s->rate[0] = cases[i].rate;
