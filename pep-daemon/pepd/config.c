@@ -160,7 +160,9 @@ static const struct cfg_key keys[] = {
 		  "through repairs before repair_window_updates, which makes a smaller one enough; 120 with a "
 		  "10 ms window_clamp_min_queue kept a BBR sender's round trip within 10 % of stock's on a fading "
 		  "8 Mbit/s hop, where 150 adds 15-20 %, but cost 3-5 % of the goodput on a 2 Mbit/s hop and "
-		  "a short 802.11b path (Documentation/eval/pepd.rst)" },
+		  "a short 802.11b path; below about 130 a BBR sender stays in its 1.25 probing phase (Snoop "
+		  "hides the losses that would end it), so its queue is the whole excess "
+		  "(Documentation/eval/pepd.rst)" },
 	{ .name = "window_clamp_min_queue", .type = CFG_DURATION, F(window_clamp_min_queue_ns), .min = 0,
 	  .max = 1 * S_, .def = "25ms",
 	  .help = "snoop: the least queue the window clamp allows beyond one BDP, as time at the hop's delivery "
