@@ -35,7 +35,10 @@ from .test_pepd_safety import bridged, nft
 MAP = REPO_ROOT / "packaging" / "openwrt" / "net" / "airtcp" / "files" / "airtcp-uci"
 FW4 = "table inet fw4 {\n chain forward {\n  type filter hook forward priority filter;\n  tcp dport 5555 drop\n }\n}\n"
 LISTEN = "import socket, sys, time\ns = socket.socket()\ns.bind(('', int(sys.argv[1])))\ns.listen()\ntime.sleep(120)\n"
-CONNECT = "import socket, sys\nsocket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=3).close()\n"
+CONNECT = (
+    "import socket, sys\n"
+    "socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=float(sys.argv[3])).close()\n"
+)
 
 
 def init_conf(tmp_path: Path, sock: str) -> Path:
@@ -61,9 +64,9 @@ def pepd_tables(topo: Topology) -> list[str]:
     return sorted(line.split(" ", 1)[1] for line in listing.splitlines() if "pepd_q" in line)
 
 
-def connects(topo: Topology, port: int) -> bool:
-    """A TCP handshake from S to a listener on WH within 3 s."""
-    argv = topo.host("s").argv([sys.executable, "-c", CONNECT, topo.address("wh"), str(port)])
+def connects(topo: Topology, port: int, timeout_s: float = 3) -> bool:
+    """A TCP handshake from S to a listener on WH within ``timeout_s``."""
+    argv = topo.host("s").argv([sys.executable, "-c", CONNECT, topo.address("wh"), str(port), str(timeout_s)])
     return subprocess.run(argv, capture_output=True, timeout=30, check=False).returncode == 0
 
 
@@ -83,13 +86,16 @@ def test_the_init_scripts_way_queues_a_bridged_radio_behind_the_firewall(tmp_pat
                 totals = daemon.totals()
                 flows = daemon.stats()["flows"]
                 allowed, dropped = connects(topo, 5556), connects(topo, 5555)
+                # a second, slower try tells a handshake that was late (loss, a stalled VM) from one blocked
+                retried = None if allowed else connects(topo, 5556, timeout_s=10)
             finally:
                 daemon.proc.stop()  # SIGTERM, as procd stops an instance
             assert pepd_tables(topo) == [], "removed at SIGTERM"
             # routed into the bridge and out of its radio port: seen, data one way and ACKs the other
             bulk = max(flows, key=lambda f: int(f["data_packets"]))
             assert bulk["data_packets"] > 100 and bulk["ack_packets"] > 20, (bulk, totals)
-            assert allowed and not dropped, f"through pepd: 5556 connects {allowed}, fw4's dropped 5555 {dropped}"
+            late = "" if allowed else f" (a 10 s try after it: {retried}; pepd {totals})"
+            assert allowed and not dropped, f"through pepd: 5556 connects {allowed}{late}, fw4's dropped 5555 {dropped}"
 
             # killed: the rules stay, carrying bypass; the next start or pepd cleanup removes them
             daemon = start(topo, conf, sock)
